@@ -1,0 +1,44 @@
+import { z } from "zod";
+
+// Every setting wirewatch reads, in one place. Nothing else reads process.env.
+// A bad value fails at start with the setting's name and what was expected.
+const schema = z.object({
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
+    .optional(),
+  WIREWATCH_DATA_DIR: z.string().min(1).default("./.data"),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+});
+
+export type Config = z.infer<typeof schema>;
+
+export class ConfigError extends Error {
+  constructor(public readonly issues: string[]) {
+    super(`invalid configuration:\n  ${issues.join("\n  ")}`);
+    this.name = "ConfigError";
+  }
+}
+
+/** Parses settings from an environment (process.env by default); empty strings count as unset. */
+export function parseConfig(env: Record<string, string | undefined> = process.env): Config {
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== undefined && value !== ""),
+  );
+  const parsed = schema.safeParse(present);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`),
+    );
+  }
+  return parsed.data;
+}
+
+let cached: Config | undefined;
+
+export function config(): Config {
+  cached ??= parseConfig();
+  return cached;
+}

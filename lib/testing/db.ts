@@ -1,0 +1,75 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { type Database, openDatabase } from "../db";
+
+/** The server tests run against: TEST_DATABASE_URL, else DATABASE_URL, else none (PGlite). */
+export function testServerUrl(): string | undefined {
+  return process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || undefined;
+}
+
+export interface TestDatabase extends Database {
+  /** Opens another client on the same database (for racing writers); closed by drop(). */
+  connectAnother(poolSize?: number): Promise<Database>;
+  /** Closes every client and drops the database. */
+  drop(): Promise<void>;
+}
+
+/**
+ * A fresh, migrated database for one test file: a new database on the test server when one is
+ * configured (so files run in parallel without sharing rows), else an in-memory PGlite.
+ */
+export async function createTestDatabase({ poolSize = 10 } = {}): Promise<TestDatabase> {
+  const server = testServerUrl();
+  if (!server) {
+    const db = await openDatabase({ dataDir: "memory://" });
+    return {
+      ...db,
+      connectAnother: async () => {
+        throw new Error("a second client needs a real PostgreSQL (set TEST_DATABASE_URL)");
+      },
+      drop: () => db.close(),
+    };
+  }
+  const name = `ww_test_${process.pid}_${randomBytes(4).toString("hex")}`;
+  await adminQuery(server, `CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  const db = await openDatabase({ url: url.toString(), poolSize });
+  const others: Database[] = [];
+  return {
+    ...db,
+    connectAnother: async (size = 2) => {
+      const other = await openDatabase({ url: url.toString(), poolSize: size });
+      others.push(other);
+      return other;
+    },
+    drop: async () => {
+      await Promise.all(others.map((o) => o.close()));
+      await db.close();
+      await adminQuery(server, `DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+    },
+  };
+}
+
+async function adminQuery(serverUrl: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * For tests that need real concurrency: says loudly why they are skipped without a server.
+ * Use as `describe.skipIf(!hasRealPostgres())(…)` after calling it once at module level.
+ */
+export function requireRealPostgres(what: string): boolean {
+  if (testServerUrl()) return true;
+  console.warn(
+    `\n⚠ SKIPPED: ${what} needs a real PostgreSQL (racing connections, row locks). ` +
+      "Set TEST_DATABASE_URL or DATABASE_URL to run it; PGlite is a single connection.\n",
+  );
+  return false;
+}

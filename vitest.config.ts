@@ -1,0 +1,15 @@
+import path from "node:path";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  resolve: { alias: { "@": path.resolve(import.meta.dirname) } },
+  test: {
+    include: ["**/*.test.ts"],
+    exclude: ["node_modules/**", ".next/**", "e2e/**", "tmp/**"],
+    // Database tests each get their own database, so files run in parallel; PGlite start-up and
+    // property runs on a 2-core machine need more than the default 5 s.
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+    pool: "forks",
+  },
+});
