@@ -63,7 +63,9 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   } finally {
     await admin.end();
   }
-  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: url, max: poolSize }) });
+  const prisma = new PrismaClient({
+    adapter: new PrismaPg({ connectionString: url, max: poolSize }),
+  });
   const listeners = new Set<pg.Client>();
   const parsed = new URL(url);
   return {

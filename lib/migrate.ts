@@ -74,10 +74,10 @@ export async function migrate(
       checksum: string;
       finished_at: Date | null;
       rolled_back_at: Date | null;
-    }>(
-      `SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations"`,
+    }>(`SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations"`);
+    const applied = new Map(
+      rows.filter((r) => !r.rolled_back_at).map((r) => [r.migration_name, r]),
     );
-    const applied = new Map(rows.filter((r) => !r.rolled_back_at).map((r) => [r.migration_name, r]));
     const done: string[] = [];
     for (const m of all) {
       const prior = applied.get(m.name);

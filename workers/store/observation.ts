@@ -55,7 +55,11 @@ const instant = z.union([z.date(), z.string().min(1).max(64)]).transform((v, ctx
 
 // A source's own revision: its version number, or an updated timestamp (stored as epoch ms).
 const revision = z.union([
-  z.number().int().min(0).max(Number.MAX_SAFE_INTEGER - 2),
+  z
+    .number()
+    .int()
+    .min(0)
+    .max(Number.MAX_SAFE_INTEGER - 2),
   instant.transform((d) => d.getTime()),
 ]);
 
@@ -86,7 +90,11 @@ export type ObservationInput = z.input<typeof observationSchema>;
 
 export class RejectedObservation extends Error {
   constructor(
-    public readonly code: "invalid_observation" | "no_identifier" | "unknown_source" | "not_allowed",
+    public readonly code:
+      | "invalid_observation"
+      | "no_identifier"
+      | "unknown_source"
+      | "not_allowed",
     message: string,
   ) {
     super(message);

@@ -18,7 +18,7 @@ export async function recordRejection(
   const raw = (typeof input === "object" && input !== null ? input : {}) as Record<string, unknown>;
   const short = (v: unknown, max: number) =>
     typeof v === "string" && v.length > 0 ? sanitize(v).slice(0, max) : null;
-  const payload = JSON.stringify({ rejected: describe(input), kind });
+  const payload = JSON.stringify({ rejected: boundedCopy(input), kind });
   const observedAt =
     raw.observedAt instanceof Date && !Number.isNaN(raw.observedAt.getTime())
       ? raw.observedAt
@@ -45,7 +45,7 @@ function sanitize(s: string): string {
 }
 
 /** A JSON-safe, size-bounded copy of arbitrary input. */
-function describe(value: unknown, depth = 0): unknown {
+function boundedCopy(value: unknown, depth = 0): unknown {
   if (value === null || value === undefined) return value ?? null;
   if (typeof value === "string") {
     if (value.length <= KEEP_CHARS) return sanitize(value);
@@ -57,14 +57,15 @@ function describe(value: unknown, depth = 0): unknown {
   }
   if (typeof value === "number" || typeof value === "boolean") return value;
   if (typeof value === "bigint") return value.toString();
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? "Invalid Date" : value.toISOString();
+  if (value instanceof Date)
+    return Number.isNaN(value.getTime()) ? "Invalid Date" : value.toISOString();
   if (depth > 4) return "[nested too deep]";
-  if (Array.isArray(value)) return value.slice(0, 200).map((v) => describe(v, depth + 1));
+  if (Array.isArray(value)) return value.slice(0, 200).map((v) => boundedCopy(v, depth + 1));
   if (typeof value === "object") {
     return Object.fromEntries(
       Object.entries(value)
         .slice(0, 100)
-        .map(([k, v]) => [sanitize(k).slice(0, 200), describe(v, depth + 1)]),
+        .map(([k, v]) => [sanitize(k).slice(0, 200), boundedCopy(v, depth + 1)]),
     );
   }
   return String(value);
