@@ -7,6 +7,11 @@ export interface WriteOutcome {
   eventId: bigint;
   result: WriteResult;
   entryKey: string;
+  /**
+   * The version this delivery wrote; null when it changed nothing. (Reading the current version
+   * inside the same statement would see its snapshot, which under racing writers may predate the
+   * row this delivery conflicted with; a wrong number is worse than none.)
+   */
   version: number | null;
   notified: boolean;
   reason?: string;
@@ -69,7 +74,7 @@ export async function writeObservation(
     ),
     decided AS (
       SELECT coalesce(CASE WHEN w.inserted THEN 'inserted' ELSE w.last_result END, 'unchanged') AS result,
-             coalesce(w.version, (SELECT version FROM news WHERE entry_key = (inc.r).entry_key)) AS version
+             CASE WHEN w.inserted OR w.last_result <> 'unchanged' THEN w.version END AS version
       FROM inc LEFT JOIN written w ON true
     ),
     audit AS (

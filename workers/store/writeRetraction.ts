@@ -43,7 +43,7 @@ export async function writeRetraction(
     ),
     decided AS (
       SELECT CASE WHEN w.version IS NULL THEN 'unchanged' ELSE 'tombstoned' END AS result,
-             coalesce(w.version, (SELECT version FROM news WHERE entry_key = (inc.r).entry_key)) AS version
+             w.version
       FROM inc LEFT JOIN written w ON true
     ),
     audit AS (

@@ -182,7 +182,7 @@ describe("the guarded monotonic upsert", () => {
       origin: "primary",
       revision: 1,
     });
-    expect(dup).toMatchObject({ result: "unchanged", version: 1, notified: false });
+    expect(dup).toMatchObject({ result: "unchanged", version: null, notified: false });
     const before = await row(id.guid);
     expect(before.lastResult).toBe("inserted");
     expect(await events(id.guid)).toHaveLength(2);
@@ -229,7 +229,7 @@ describe("edits and ordering by the source's revision", () => {
     const base = { ...id, ...rich, collector: "A", origin: "primary" } as const;
     await edit(db, { ...base, title: "A", revision: 1 });
     const same = await edit(db, { ...base, title: "A", revision: 3 });
-    expect(same).toMatchObject({ result: "unchanged", version: 1, notified: false });
+    expect(same).toMatchObject({ result: "unchanged", version: null, notified: false });
     const late = await edit(db, { ...base, title: "B", revision: 2 });
     expect(late.result).toBe("unchanged");
     expect((await row(id.guid)).title).toBe("A");
