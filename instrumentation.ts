@@ -1,0 +1,14 @@
+/**
+ * Runs once per server process; Next.js waits for register() before it serves a request, so
+ * the database is open and migrated by the time the first page or health check asks for it.
+ * A fresh PGlite data directory takes a few seconds to initialise; doing it here means no
+ * request pays for that.
+ */
+export async function register(): Promise<void> {
+  // NEXT_RUNTIME is replaced by Next at build time (it is not configuration), which keeps the
+  // Node-only database code out of the edge bundle.
+  if (process.env.NEXT_RUNTIME === "nodejs") {
+    const { startServer } = await import("./instrumentation-node");
+    await startServer();
+  }
+}
