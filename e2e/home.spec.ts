@@ -1,0 +1,61 @@
+import path from "node:path";
+import { expect, type Locator, test } from "@playwright/test";
+import { e2eDataDir } from "./fixtures/app";
+import { E2E_SOURCE, EXPECTED_ROWS, XSS_TITLE } from "./fixtures/news";
+
+test("the home page lists the latest rows with version, state, origin and audit count", async ({
+  page,
+}, testInfo) => {
+  const dialogs: string[] = [];
+  page.on("dialog", (dialog) => {
+    dialogs.push(dialog.message());
+    void dialog.dismiss();
+  });
+
+  const response = await page.goto("/");
+  expect(response?.status()).toBe(200);
+  expect(response?.headers()).toMatchObject({
+    "x-content-type-options": "nosniff",
+    "content-security-policy": "frame-ancestors 'none'",
+    "referrer-policy": "strict-origin-when-cross-origin",
+  });
+  await page.waitForLoadState("networkidle");
+
+  const rows = page.locator("table.news tbody tr");
+  await expect(rows).toHaveCount(EXPECTED_ROWS.length);
+  const headers = await page.locator("table.news thead th").allTextContents();
+  const column = (rows: Locator, name: string) => {
+    const index = headers.indexOf(name);
+    expect(index, `column "${name}" in ${headers.join(", ")}`).toBeGreaterThanOrEqual(0);
+    return rows.locator(`td:nth-child(${index + 1})`);
+  };
+
+  // Newest update first; each column checked for every row, in order.
+  await expect(column(rows, "Headline")).toHaveText(EXPECTED_ROWS.map((r) => r.title));
+  await expect(column(rows, "Source")).toHaveText(EXPECTED_ROWS.map(() => E2E_SOURCE.name));
+  await expect(column(rows, "Version")).toHaveText(EXPECTED_ROWS.map((r) => `v${r.version}`));
+  await expect(column(rows, "State")).toHaveText(EXPECTED_ROWS.map((r) => r.state));
+  await expect(column(rows, "Origin")).toHaveText(EXPECTED_ROWS.map((r) => r.origin));
+  await expect(column(rows, "Audit")).toHaveText(EXPECTED_ROWS.map((r) => String(r.audit)));
+
+  // The hostile headline is text, not markup: no <img> was made and nothing ran.
+  const hostile = column(rows, "Headline").filter({ hasText: XSS_TITLE });
+  await expect(hostile).toHaveCount(1);
+  expect(await hostile.evaluate((cell) => cell.textContent)).toBe(XSS_TITLE);
+  await expect(page.locator("main img")).toHaveCount(0);
+  expect(dialogs).toEqual([]);
+
+  const screenshot = testInfo.outputPath("home.png");
+  await page.screenshot({ path: screenshot, fullPage: true });
+  await testInfo.attach("home page", { path: screenshot, contentType: "image/png" });
+});
+
+test("GET /api/health is 200 on the embedded database", async ({ request }) => {
+  const response = await request.get("/api/health");
+  expect(response.status()).toBe(200);
+  expect(response.headers()["cache-control"]).toContain("no-store");
+  expect(await response.json()).toEqual({
+    status: "ok",
+    database: { kind: "pglite", location: path.resolve(e2eDataDir()) },
+  });
+});

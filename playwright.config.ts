@@ -1,0 +1,46 @@
+import { defineConfig } from "@playwright/test";
+import { E2E_BASE_URL, E2E_PORT, e2eDataDir } from "./e2e/fixtures/app";
+
+const dataDir = e2eDataDir();
+
+export default defineConfig({
+  testDir: "e2e",
+  outputDir: "test-results",
+  globalTeardown: "./e2e/teardown.ts",
+  forbidOnly: !!process.env.CI,
+  reporter: [["list"]],
+  use: {
+    baseURL: E2E_BASE_URL,
+    trace: "retain-on-failure",
+    screenshot: "only-on-failure",
+    browserName: "chromium",
+    launchOptions: {
+      // Debian's Chromium; Playwright's own browser download is not available offline.
+      executablePath: "/usr/bin/chromium",
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--no-first-run",
+      ],
+    },
+  },
+  webServer: {
+    // Build when the sources changed, write the fixtures through the real writer, then serve.
+    command: `node scripts/ensure-build.mjs && npx tsx e2e/prepare.ts && npx next start -p ${E2E_PORT}`,
+    url: `${E2E_BASE_URL}/api/health`,
+    // A cold `next build` took about a minute on the development machine; PGlite's first
+    // start a few seconds more.
+    timeout: 240_000,
+    reuseExistingServer: false,
+    stdout: "pipe",
+    env: {
+      // The embedded default is what this suite tests, whatever the shell has set
+      // (lib/config.ts reads an empty string as unset).
+      DATABASE_URL: "",
+      WIREWATCH_DATA_DIR: dataDir,
+      NEXT_TELEMETRY_DISABLED: "1",
+    },
+  },
+});
