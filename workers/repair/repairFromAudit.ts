@@ -131,11 +131,12 @@ interface DriftRow {
 /** The rows among `keys` whose current state differs from their rebuilt state. */
 async function findDrift(db: Database, keys: string[]): Promise<RepairRow[]> {
   // Rows with no accepted delivery in news_events have nothing to rebuild from and are left as
-  // they are (b.entry_key IS NULL).
+  // they are (b.entry_key IS NULL). A tombstone is never lifted, so a row tombstoned without an
+  // audited retraction is not drift on that account.
   const rows = await db.prisma.$queryRaw<DriftRow[]>`
     SELECT n.entry_key, n.source_id, n.version,
            to_jsonb(n) || jsonb_build_object('deleted', n.deleted_at IS NOT NULL) AS current,
-           to_jsonb(b) || jsonb_build_object('deleted', b.deleted_at IS NOT NULL) AS rebuilt
+           to_jsonb(b) || jsonb_build_object('deleted', coalesce(n.deleted_at, b.deleted_at) IS NOT NULL) AS rebuilt
     FROM news n CROSS JOIN LATERAL news_rebuild(n.entry_key) AS b
     WHERE n.entry_key = ANY(${keys}::text[])
       AND b.entry_key IS NOT NULL
@@ -143,7 +144,7 @@ async function findDrift(db: Database, keys: string[]): Promise<RepairRow[]> {
            n.breaking, n.instruments, n.deleted_at IS NOT NULL)
           IS DISTINCT FROM
           (b.quality, b.title, b.link, b.summary, b.category, b.language, b.published_at,
-           b.breaking, b.instruments, b.deleted_at IS NOT NULL)
+           b.breaking, b.instruments, coalesce(n.deleted_at, b.deleted_at) IS NOT NULL)
     ORDER BY n.entry_key`;
   return rows.map((r) => {
     const diff: FieldDiff = {};

@@ -1,0 +1,186 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "./testing/db";
+
+// The migrations are hand-written SQL (Prisma's schema engine is not available offline), so this
+// test is what keeps them and prisma/schema.prisma in step: every model and every field is
+// written and read back through the generated client on the migrated database, and every
+// column of every table is a field of its model.
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(() => db?.drop());
+
+const snake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+async function columnsOf(table: string): Promise<string[]> {
+  const rows = await db.prisma.$queryRaw<{ column_name: string }[]>`
+    SELECT column_name FROM information_schema.columns
+    WHERE table_schema = current_schema() AND table_name = ${table} ORDER BY column_name`;
+  return rows.map((r) => r.column_name);
+}
+
+function expectSameColumns(record: object, columns: string[]) {
+  expect(Object.keys(record).map(snake).sort()).toEqual([...columns].sort());
+}
+
+describe("the migrated database matches prisma/schema.prisma", () => {
+  it("sources", async () => {
+    const data = {
+      id: "s-1",
+      name: "Source one",
+      kind: "feed",
+      url: "https://feeds.example/rss",
+      allowPrivate: true,
+      enabled: false,
+      createdAt: new Date("2026-01-01T00:00:00Z"),
+      updatedAt: new Date("2026-01-02T00:00:00Z"),
+    };
+    const created = await db.prisma.source.create({ data });
+    expect(created).toEqual(data);
+    expectSameColumns(created, await columnsOf("sources"));
+    const updated = await db.prisma.source.update({
+      where: { id: "s-1" },
+      data: { name: "Renamed", kind: "story-api", url: null, allowPrivate: false, enabled: true },
+    });
+    expect(updated).toMatchObject({ name: "Renamed", kind: "story-api", url: null });
+    await expect(
+      db.prisma.source.create({ data: { id: "bad", name: "x", kind: "carrier-pigeon" } }),
+    ).rejects.toThrow();
+  });
+
+  it("news", async () => {
+    const data = {
+      entryKey: "k".repeat(64),
+      sourceId: "s-1",
+      canonicalId: "guid-1",
+      quality: "authoritative",
+      title: "Title",
+      titleStamp: 3n,
+      link: "https://news.example/1",
+      linkStamp: 3n,
+      summary: "Summary",
+      summaryStamp: 3n,
+      category: "markets",
+      categoryStamp: 3n,
+      language: "bn",
+      publishedAt: new Date("2026-06-12T09:00:00Z"),
+      breaking: true,
+      instruments: ["EURUSD", "SPX"],
+      revision: 1_780_000_000_000n,
+      version: 7,
+      contentHash: "abc",
+      firstSeenAt: new Date("2026-06-12T09:00:01Z"),
+      firstSource: "s-1",
+      firstCollector: "A",
+      lastResult: "updated",
+      deletedAt: new Date("2026-06-12T10:00:00Z"),
+      duplicateOf: "other",
+      dedupStage: "url",
+      dedupScore: 0.97,
+      updatedAt: new Date("2026-06-12T10:00:00Z"),
+    };
+    const created = await db.prisma.news.create({ data });
+    expect(created).toEqual(data);
+    expectSameColumns(created, await columnsOf("news"));
+    const cleared = await db.prisma.news.update({
+      where: { entryKey: data.entryKey },
+      data: {
+        title: null,
+        titleStamp: null,
+        link: null,
+        linkStamp: null,
+        summary: null,
+        summaryStamp: null,
+        category: null,
+        categoryStamp: null,
+        language: null,
+        publishedAt: null,
+        instruments: [],
+        revision: null,
+        contentHash: null,
+        deletedAt: null,
+        duplicateOf: null,
+        dedupStage: null,
+        dedupScore: null,
+        quality: "fallback",
+      },
+    });
+    expect(cleared).toMatchObject({ title: null, instruments: [], quality: "fallback" });
+    await expect(
+      db.prisma.news.update({ where: { entryKey: data.entryKey }, data: { quality: "rumour" } }),
+    ).rejects.toThrow();
+  });
+
+  it("news_events", async () => {
+    const data = {
+      entryKey: "k".repeat(64),
+      sourceId: "s-1",
+      collector: "B",
+      origin: "backfill",
+      kind: "edit",
+      observedAt: new Date("2026-06-12T09:00:00Z"),
+      receivedAt: new Date("2026-06-12T09:00:02Z"),
+      revision: 4n,
+      payload: { title: "Title", instruments: ["SPX"] },
+      result: "updated",
+      reason: null,
+      version: 3,
+    };
+    const created = await db.prisma.newsEvent.create({ data });
+    expect(created).toMatchObject(data);
+    expect(typeof created.id).toBe("bigint");
+    expectSameColumns(created, await columnsOf("news_events"));
+    await expect(
+      db.prisma.newsEvent.create({ data: { ...data, result: "maybe" } }),
+    ).rejects.toThrow();
+  });
+
+  it("repair_runs and repair_changes", async () => {
+    const run = await db.prisma.repairRun.create({
+      data: {
+        actor: "admin",
+        dryRun: false,
+        status: "finished",
+        startedAt: new Date("2026-06-12T09:00:00Z"),
+        finishedAt: new Date("2026-06-12T09:01:00Z"),
+        rowsTotal: 10,
+        rowsExamined: 10,
+        rowsChanged: 2,
+        error: "none",
+      },
+    });
+    expectSameColumns(run, await columnsOf("repair_runs"));
+    const change = await db.prisma.repairChange.create({
+      data: {
+        runId: run.id,
+        entryKey: "k",
+        diff: { title: { from: null, to: "x" } },
+        applied: true,
+      },
+    });
+    expectSameColumns(change, await columnsOf("repair_changes"));
+    const withChanges = await db.prisma.repairRun.findUniqueOrThrow({
+      where: { id: run.id },
+      include: { changes: true },
+    });
+    expect(withChanges.changes).toEqual([change]);
+    await db.prisma.repairRun.delete({ where: { id: run.id } });
+    expect(await db.prisma.repairChange.count({ where: { runId: run.id } })).toBe(0);
+  });
+
+  it("has no table the schema does not know", async () => {
+    const rows = await db.prisma.$queryRaw<{ table_name: string }[]>`
+      SELECT table_name FROM information_schema.tables
+      WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`;
+    expect(rows.map((r) => r.table_name)).toEqual([
+      "_prisma_migrations",
+      "news",
+      "news_events",
+      "repair_changes",
+      "repair_runs",
+      "sources",
+    ]);
+  });
+});
