@@ -4,9 +4,11 @@ export type DatabaseCheck =
   | { ok: true; kind: DatabaseKind; location: string }
   | { ok: false; code: "database_unavailable" | "database_timeout"; message: string };
 
-// A fresh PGlite data directory took 4.7 s to create and migrate on the development machine
-// (0.8 s to reopen). 10 s covers a first start twice over; a database slower than that to answer
-// SELECT 1 is reported as not ready instead of holding the probe open.
+// Requests that arrive while the server starts already wait for instrumentation's register(),
+// which opens the database: a fresh PGlite directory took 4.7-7.5 s to create and migrate on the
+// development machine (1.2 s to reopen). The deadline is for a database that stops answering (an
+// unreachable PostgreSQL can hold a query until TCP gives up, minutes later); 10 s still covers
+// a fresh PGlite start should a probe arrive before it is done.
 const DEADLINE_MS = 10_000;
 
 /** Readiness: opens the shared database if needed (waiting for migrations) and runs SELECT 1. */
