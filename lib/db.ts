@@ -1,4 +1,4 @@
-import { mkdir } from "node:fs/promises";
+import { mkdir, open, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
@@ -39,25 +39,96 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
 }
 
 async function openPglite(dataDir: string): Promise<Database> {
-  if (!dataDir.startsWith("memory://")) await mkdir(dataDir, { recursive: true });
-  const lite = await PGlite.create(dataDir);
-  await migrate(lite as SqlConnection, undefined, { lock: false });
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(lite) });
-  return {
-    kind: "pglite",
-    location: dataDir.startsWith("memory://") ? dataDir : path.resolve(dataDir),
-    prisma,
-    listen: async (channel, onMessage) => lite.listen(channel, onMessage),
-    close: async () => {
-      await prisma.$disconnect();
-      await lite.close();
-    },
-  };
+  const inMemory = dataDir.startsWith("memory://");
+  let release = async () => {};
+  if (!inMemory) {
+    await mkdir(dataDir, { recursive: true });
+    release = await lockDataDir(dataDir);
+  }
+  try {
+    const lite = await PGlite.create(dataDir);
+    await migrate(lite as SqlConnection, undefined, { lock: false });
+    const prisma = new PrismaClient({ adapter: new PrismaPGlite(lite) });
+    return {
+      kind: "pglite",
+      location: inMemory ? dataDir : path.resolve(dataDir),
+      prisma,
+      listen: async (channel, onMessage) => lite.listen(channel, onMessage),
+      close: async () => {
+        await prisma.$disconnect();
+        await lite.close();
+        await release();
+      },
+    };
+  } catch (err) {
+    await release();
+    throw err;
+  }
+}
+
+export class DatabaseInUseError extends Error {
+  constructor(dataDir: string, pid: number) {
+    super(
+      `the embedded database in ${path.resolve(dataDir)} is in use by process ${pid} ` +
+        "(is wirewatch running?). PGlite allows one process at a time: stop that process, or " +
+        "use PostgreSQL (DATABASE_URL) to share a database between processes",
+    );
+    this.name = "DatabaseInUseError";
+  }
+}
+
+/**
+ * PGlite has no lock of its own, and two processes writing one data directory corrupt it.
+ * A lock file holding the owner's pid keeps a second process out; one left behind by a process
+ * that died is taken over.
+ */
+async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
+  const lockPath = path.join(dataDir, "wirewatch.lock");
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const handle = await open(lockPath, "wx");
+      await handle.writeFile(String(process.pid));
+      await handle.close();
+      return () => rm(lockPath, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      const owner = Number.parseInt(await readFile(lockPath, "utf8").catch(() => ""), 10);
+      if (owner && owner !== process.pid && isAlive(owner)) {
+        throw new DatabaseInUseError(dataDir, owner);
+      }
+      await rm(lockPath, { force: true });
+    }
+  }
+  throw new Error(`could not lock ${lockPath}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+export class DatabaseUnavailableError extends Error {
+  constructor(location: string, cause: unknown) {
+    super(`cannot reach PostgreSQL at ${location}: ${(cause as Error)?.message ?? cause}`, {
+      cause,
+    });
+    this.name = "DatabaseUnavailableError";
+  }
 }
 
 async function openPostgres(url: string, poolSize: number): Promise<Database> {
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
+  const parsed = new URL(url);
+  const location = `${parsed.hostname}:${parsed.port || 5432}${parsed.pathname}`;
+  const admin = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
+  try {
+    await admin.connect();
+  } catch (err) {
+    throw new DatabaseUnavailableError(location, err);
+  }
   try {
     await migrate(asSqlConnection(admin));
   } finally {
@@ -67,10 +138,9 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     adapter: new PrismaPg({ connectionString: url, max: poolSize }),
   });
   const listeners = new Set<pg.Client>();
-  const parsed = new URL(url);
   return {
     kind: "postgres",
-    location: `${parsed.hostname}:${parsed.port || 5432}${parsed.pathname}`,
+    location,
     prisma,
     listen: async (channel, onMessage) => {
       // LISTEN needs a connection of its own that stays open; a pooled one would be handed back.
