@@ -11,5 +11,9 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: "forks",
+    // In CI a JSON report feeds the one-line summary scripts/test-summary.mjs prints.
+    reporters: process.env.CI
+      ? ["default", ["json", { outputFile: "test-results/vitest.json" }]]
+      : ["default"],
   },
 });
