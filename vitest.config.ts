@@ -13,7 +13,7 @@ export default defineConfig({
     pool: "forks",
     // In CI a JSON report feeds the one-line summary scripts/test-summary.mjs prints.
     reporters: process.env.CI
-      ? ["default", ["json", { outputFile: "test-results/vitest.json" }]]
+      ? ["default", ["json", { outputFile: ".reports/vitest.json" }]]
       : ["default"],
   },
 });

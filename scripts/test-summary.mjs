@@ -1,5 +1,5 @@
 // Prints one closing line for a test run from the JSON reports that vitest and Playwright write
-// under test-results/ in CI: "tests: N passed, N failed, N skipped".
+// under .reports/ in CI: "tests: N passed, N failed, N skipped".
 import { readFileSync } from "node:fs";
 
 const read = (file) => {
@@ -14,13 +14,13 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 
-const unit = read("test-results/vitest.json");
+const unit = read(".reports/vitest.json");
 if (unit) {
   passed += unit.numPassedTests ?? 0;
   failed += unit.numFailedTests ?? 0;
   skipped += (unit.numPendingTests ?? 0) + (unit.numTodoTests ?? 0);
 }
-const e2e = read("test-results/playwright.json");
+const e2e = read(".reports/playwright.json");
 if (e2e?.stats) {
   passed += (e2e.stats.expected ?? 0) + (e2e.stats.flaky ?? 0);
   failed += e2e.stats.unexpected ?? 0;
