@@ -35,20 +35,25 @@ const result = spawnSync(process.execPath, ["node_modules/next/dist/bin/next", "
 });
 process.exit(result.status ?? 1);
 
-/** The first source file newer than the build, as a reason; undefined when none is. */
+/** Why the build is stale (the first newer source found); undefined when it is not. */
 function newerThan(buildTime) {
   for (const file of SOURCE_FILES) {
     const t = mtimeOf(file);
     if (t !== undefined && t > buildTime) return `${file} changed since the last build`;
   }
   for (const dir of SOURCE_DIRS) {
-    const file = firstNewer(dir, buildTime);
-    if (file) return `${file} changed since the last build`;
+    const found = firstNewer(dir, buildTime);
+    if (found) return found;
   }
   return undefined;
 }
 
 function firstNewer(dir, buildTime) {
+  // A directory's own time changes when a file in it is added, renamed or deleted, which no
+  // remaining file's time would show (a deleted page would otherwise live on in the build).
+  const own = mtimeOf(dir);
+  if (own !== undefined && own > buildTime)
+    return `${dir}/ gained or lost a file since the last build`;
   let entries;
   try {
     entries = readdirSync(dir, { withFileTypes: true });
@@ -62,7 +67,7 @@ function firstNewer(dir, buildTime) {
       const found = firstNewer(full, buildTime);
       if (found) return found;
     } else if (entry.isFile() && statSync(full).mtimeMs > buildTime) {
-      return full;
+      return `${full} changed since the last build`;
     }
   }
   return undefined;
