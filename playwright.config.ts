@@ -8,7 +8,10 @@ export default defineConfig({
   outputDir: "test-results",
   globalTeardown: "./e2e/teardown.ts",
   forbidOnly: !!process.env.CI,
-  reporter: [["list"]],
+  // In CI, also the JSON report scripts/test-summary.mjs reads for the run's closing line.
+  reporter: process.env.CI
+    ? [["list"], ["json", { outputFile: ".reports/playwright.json" }]]
+    : [["list"]],
   use: {
     baseURL: E2E_BASE_URL,
     trace: "retain-on-failure",
