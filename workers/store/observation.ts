@@ -170,6 +170,24 @@ export function normalize(input: unknown, kind: WriteKind): NormalizedObservatio
     ? []
     : [...new Set((o.instruments ?? []).filter((x): x is string => !!x))].sort();
   const key = entryKey(o.sourceId, canonical);
+  // A retraction proposes no content: only the identity and the tombstone.
+  const content =
+    kind === "retract"
+      ? { breaking: false, instruments: [] }
+      : {
+          title,
+          title_stamp: stamped(title),
+          link,
+          link_stamp: stamped(link),
+          summary,
+          summary_stamp: stamped(summary),
+          category,
+          category_stamp: stamped(category),
+          language: nonEmpty(o.language)?.toLowerCase() ?? null,
+          published_at: published,
+          breaking: !fallback && o.breaking === true,
+          instruments,
+        };
 
   return {
     kind,
@@ -183,24 +201,16 @@ export function normalize(input: unknown, kind: WriteKind): NormalizedObservatio
       source_id: o.sourceId,
       canonical_id: canonical,
       quality: fallback ? "fallback" : "authoritative",
-      title: kind === "retract" ? null : title,
-      title_stamp: kind === "retract" ? null : stamped(title),
-      link: kind === "retract" ? null : link,
-      link_stamp: kind === "retract" ? null : stamped(link),
-      summary: kind === "retract" ? null : summary,
-      summary_stamp: kind === "retract" ? null : stamped(summary),
-      category: kind === "retract" ? null : category,
-      category_stamp: kind === "retract" ? null : stamped(category),
-      language: kind === "retract" ? null : (nonEmpty(o.language)?.toLowerCase() ?? null),
-      published_at: kind === "retract" ? null : published,
-      breaking: kind === "retract" ? false : !fallback && o.breaking === true,
-      instruments: kind === "retract" ? [] : instruments,
+      ...content,
       revision: rev,
       first_seen_at: observedAt.toISOString(),
       first_source: o.sourceId,
       first_collector: o.collector,
-      // provenance kept in the audit payload only (not columns of news)
+      // the delivery itself, kept in the audit payload (not columns of news)
+      kind,
       origin: o.origin,
+      collector: o.collector,
+      observed_at: observedAt.toISOString(),
       guid: nonEmpty(o.guid),
       atom_id: nonEmpty(o.atomId),
     },

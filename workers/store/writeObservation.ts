@@ -17,32 +17,42 @@ export interface WriteOutcome {
   reason?: string;
 }
 
+interface OutcomeRow {
+  ord: bigint;
+  id: bigint;
+  result: WriteResult;
+  version: number | null;
+  notified: boolean;
+}
+
 /**
- * observe and edit: the guarded monotonic upsert, its audit row and its notification in ONE
- * statement, so the check and the write cannot be separated by another writer.
+ * observe and edit: the guarded monotonic upsert, its audit rows and its notifications, for a
+ * batch of deliveries whose entry keys are all different, in ONE statement. The check and the
+ * write cannot be separated by another writer, and each delivery keeps its own decision and its
+ * own audit row, as if it had been written alone.
  *
  * Why it is safe under concurrent writers: INSERT … ON CONFLICT DO UPDATE takes the row lock of
  * the conflicting row and evaluates SET and WHERE against its latest committed version (not the
  * statement's snapshot), so two writers racing on one item serialise on that row and the second
  * merges into what the first wrote. news_merge is a join (order-independent for values of one
- * revision), so the result is the same whichever wins the lock.
+ * revision), so the result is the same whichever wins the lock. Rows are inserted in entry_key
+ * order, so two batches lock shared rows in the same order and cannot deadlock.
  *
  * The rules, in the WHERE: a tombstoned row is final; a fallback observation never modifies;
  * an authoritative one modifies only when news_merge changes something. No change → no UPDATE,
  * no version bump, no notification. Backfill never notifies. NOTIFY is transactional, so a
  * listener only hears of rows that were committed.
  */
-export async function writeObservation(
+export async function writeObservations(
   db: Database,
-  obs: NormalizedObservation,
-): Promise<WriteOutcome> {
-  const payload = JSON.stringify(obs.row);
-  const mayNotify = obs.origin !== "backfill";
-  const rows = await db.prisma.$queryRaw<
-    { id: bigint; result: WriteResult; version: number | null; notified: number }[]
-  >`
+  batch: NormalizedObservation[],
+): Promise<WriteOutcome[]> {
+  if (batch.length === 0) return [];
+  const payloads = JSON.stringify(batch.map((o) => o.row));
+  const rows = await db.prisma.$queryRaw<OutcomeRow[]>`
     WITH inc AS (
-      SELECT jsonb_populate_record(NULL::news, ${payload}::jsonb) AS r
+      SELECT d.ord, d.p AS payload, jsonb_populate_record(NULL::news, d.p) AS r
+      FROM jsonb_array_elements(${payloads}::jsonb) WITH ORDINALITY AS d(p, ord)
     ),
     written AS (
       INSERT INTO news AS n (
@@ -57,7 +67,7 @@ export async function writeObservation(
              (r).instruments, (r).revision,
              1, news_content_hash(r), (r).first_seen_at, (r).first_source, (r).first_collector,
              'inserted'
-      FROM inc
+      FROM inc ORDER BY (r).entry_key
       ON CONFLICT (entry_key) DO UPDATE SET
         (quality, title, title_stamp, link, link_stamp, summary, summary_stamp,
          category, category_stamp, language, published_at, breaking, instruments, revision,
@@ -70,35 +80,50 @@ export async function writeObservation(
       WHERE n.deleted_at IS NULL
         AND excluded.quality = 'authoritative'
         AND news_merge(n, excluded) IS DISTINCT FROM n
-      RETURNING n.version, n.last_result, (n.xmax = 0) AS inserted
+      RETURNING n.entry_key, n.version, n.last_result, (n.xmax = 0) AS inserted
     ),
     decided AS (
-      SELECT coalesce(CASE WHEN w.inserted THEN 'inserted' ELSE w.last_result END, 'unchanged') AS result,
+      SELECT inc.ord, inc.payload, (inc.r).entry_key, (inc.r).source_id, (inc.r).revision,
+             coalesce(CASE WHEN w.inserted THEN 'inserted' ELSE w.last_result END, 'unchanged') AS result,
              CASE WHEN w.inserted OR w.last_result <> 'unchanged' THEN w.version END AS version
-      FROM inc LEFT JOIN written w ON true
+      FROM inc LEFT JOIN written w ON w.entry_key = (inc.r).entry_key
     ),
     audit AS (
       INSERT INTO news_events (entry_key, source_id, collector, origin, kind, observed_at, revision, payload, result, version)
-      SELECT (inc.r).entry_key, (inc.r).source_id, ${obs.collector}, ${obs.origin}, ${obs.kind},
-             ${obs.observedAt}, (inc.r).revision, ${payload}::jsonb, d.result, d.version
-      FROM inc, decided d
-      RETURNING id, result, version
+      SELECT d.entry_key, d.source_id, d.payload->>'collector', d.payload->>'origin', d.payload->>'kind',
+             (d.payload->>'observed_at')::timestamptz, d.revision, d.payload, d.result, d.version
+      FROM decided d ORDER BY d.ord
+      RETURNING id, entry_key
     ),
     notify AS (
       SELECT pg_notify(${NEWS_CHANNEL}, json_build_object(
-               'entryKey', (inc.r).entry_key, 'sourceId', (inc.r).source_id,
-               'result', a.result, 'version', a.version)::text)
-      FROM audit a, inc
-      WHERE ${mayNotify} AND a.result IN ('inserted', 'upgraded', 'updated')
+               'entryKey', d.entry_key, 'sourceId', d.source_id,
+               'result', d.result, 'version', d.version)::text)
+      FROM decided d
+      WHERE d.payload->>'origin' <> 'backfill' AND d.result IN ('inserted', 'upgraded', 'updated')
     )
-    SELECT a.id, a.result, a.version, (SELECT count(*) FROM notify)::int AS notified FROM audit a`;
-  const row = rows[0];
-  if (!row) throw new Error("writer: the write statement returned no audit row");
-  return {
+    -- count(*) reads notify to the end, so every pg_notify runs (a SELECT CTE runs only as far
+    -- as it is read).
+    SELECT d.ord, a.id, d.result, d.version, s.sent,
+           (d.payload->>'origin' <> 'backfill' AND d.result IN ('inserted', 'upgraded', 'updated')) AS notified
+    FROM decided d JOIN audit a ON a.entry_key = d.entry_key
+         CROSS JOIN (SELECT count(*) AS sent FROM notify) AS s
+    ORDER BY d.ord`;
+  return toOutcomes(batch, rows);
+}
+
+/** Matches the statement's rows (by ordinality) back to the batch. */
+export function toOutcomes(batch: NormalizedObservation[], rows: OutcomeRow[]): WriteOutcome[] {
+  if (rows.length !== batch.length) {
+    throw new Error(
+      `writer: expected ${batch.length} audit rows, the statement returned ${rows.length}`,
+    );
+  }
+  return rows.map((row, i) => ({
     eventId: BigInt(row.id),
     result: row.result,
-    entryKey: obs.entryKey,
+    entryKey: (batch[i] as NormalizedObservation).entryKey,
     version: row.version === null ? null : Number(row.version),
-    notified: Number(row.notified) > 0,
-  };
+    notified: row.notified,
+  }));
 }

@@ -1,27 +1,29 @@
 import type { Database } from "@/lib/db";
 import type { NormalizedObservation, WriteResult } from "./observation";
-import { NEWS_CHANNEL, type WriteOutcome } from "./writeObservation";
+import { NEWS_CHANNEL, toOutcomes, type WriteOutcome } from "./writeObservation";
 
 /**
- * retract: set the tombstone, keep the row, audit and notify, in ONE statement.
+ * retract: set the tombstone, keep the row, audit and notify, for a batch of retractions whose
+ * entry keys are all different, in ONE statement.
  *
  * A retraction for an item never seen creates a tombstoned row, so a late observation of it
  * cannot bring it to life (the same move as seed 001's closeStory). A tombstone is final:
  * WHERE deleted_at IS NULL makes a repeated retraction change nothing and every later
  * observation 'unchanged'. Concurrency: as for observe, ON CONFLICT serialises writers on the
- * row lock; exactly one retraction sees deleted_at IS NULL.
+ * row lock, in entry_key order; exactly one retraction sees deleted_at IS NULL.
  */
-export async function writeRetraction(
+export async function writeRetractions(
   db: Database,
-  obs: NormalizedObservation,
-): Promise<WriteOutcome> {
-  const payload = JSON.stringify(obs.row);
-  const mayNotify = obs.origin !== "backfill";
+  batch: NormalizedObservation[],
+): Promise<WriteOutcome[]> {
+  if (batch.length === 0) return [];
+  const payloads = JSON.stringify(batch.map((o) => o.row));
   const rows = await db.prisma.$queryRaw<
-    { id: bigint; result: WriteResult; version: number | null; notified: number }[]
+    { ord: bigint; id: bigint; result: WriteResult; version: number | null; notified: boolean }[]
   >`
     WITH inc AS (
-      SELECT jsonb_populate_record(NULL::news, ${payload}::jsonb) AS r
+      SELECT d.ord, d.p AS payload, jsonb_populate_record(NULL::news, d.p) AS r
+      FROM jsonb_array_elements(${payloads}::jsonb) WITH ORDINALITY AS d(p, ord)
     ),
     written AS (
       INSERT INTO news AS n (
@@ -30,8 +32,8 @@ export async function writeRetraction(
       )
       SELECT (r).entry_key, (r).source_id, (r).canonical_id, (r).quality, (r).revision, 1,
              news_content_hash(r), (r).first_seen_at, (r).first_source, (r).first_collector,
-             'tombstoned', ${obs.observedAt}
-      FROM inc
+             'tombstoned', (payload->>'observed_at')::timestamptz
+      FROM inc ORDER BY (r).entry_key
       ON CONFLICT (entry_key) DO UPDATE SET
         deleted_at = excluded.deleted_at,
         revision = greatest(n.revision, excluded.revision),
@@ -39,35 +41,34 @@ export async function writeRetraction(
         last_result = 'tombstoned',
         updated_at = now()
       WHERE n.deleted_at IS NULL
-      RETURNING n.version
+      RETURNING n.entry_key, n.version
     ),
     decided AS (
-      SELECT CASE WHEN w.version IS NULL THEN 'unchanged' ELSE 'tombstoned' END AS result,
+      SELECT inc.ord, inc.payload, (inc.r).entry_key, (inc.r).source_id, (inc.r).revision,
+             CASE WHEN w.version IS NULL THEN 'unchanged' ELSE 'tombstoned' END AS result,
              w.version
-      FROM inc LEFT JOIN written w ON true
+      FROM inc LEFT JOIN written w ON w.entry_key = (inc.r).entry_key
     ),
     audit AS (
       INSERT INTO news_events (entry_key, source_id, collector, origin, kind, observed_at, revision, payload, result, version)
-      SELECT (inc.r).entry_key, (inc.r).source_id, ${obs.collector}, ${obs.origin}, 'retract',
-             ${obs.observedAt}, (inc.r).revision, ${payload}::jsonb, d.result, d.version
-      FROM inc, decided d
-      RETURNING id, result, version
+      SELECT d.entry_key, d.source_id, d.payload->>'collector', d.payload->>'origin', 'retract',
+             (d.payload->>'observed_at')::timestamptz, d.revision, d.payload, d.result, d.version
+      FROM decided d ORDER BY d.ord
+      RETURNING id, entry_key
     ),
     notify AS (
       SELECT pg_notify(${NEWS_CHANNEL}, json_build_object(
-               'entryKey', (inc.r).entry_key, 'sourceId', (inc.r).source_id,
-               'result', a.result, 'version', a.version)::text)
-      FROM audit a, inc
-      WHERE ${mayNotify} AND a.result = 'tombstoned'
+               'entryKey', d.entry_key, 'sourceId', d.source_id,
+               'result', d.result, 'version', d.version)::text)
+      FROM decided d
+      WHERE d.payload->>'origin' <> 'backfill' AND d.result = 'tombstoned'
     )
-    SELECT a.id, a.result, a.version, (SELECT count(*) FROM notify)::int AS notified FROM audit a`;
-  const row = rows[0];
-  if (!row) throw new Error("writer: the retract statement returned no audit row");
-  return {
-    eventId: BigInt(row.id),
-    result: row.result,
-    entryKey: obs.entryKey,
-    version: row.version === null ? null : Number(row.version),
-    notified: Number(row.notified) > 0,
-  };
+    -- count(*) reads notify to the end, so every pg_notify runs (a SELECT CTE runs only as far
+    -- as it is read).
+    SELECT d.ord, a.id, d.result, d.version, s.sent,
+           (d.payload->>'origin' <> 'backfill' AND d.result = 'tombstoned') AS notified
+    FROM decided d JOIN audit a ON a.entry_key = d.entry_key
+         CROSS JOIN (SELECT count(*) AS sent FROM notify) AS s
+    ORDER BY d.ord`;
+  return toOutcomes(batch, rows);
 }

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "@/lib/db";
 import { createTestDatabase, requireRealPostgres, type TestDatabase } from "@/lib/testing/db";
-import { edit, observe, retract, type WriteOutcome } from "./index";
+import { edit, observe, retract, type WriteOutcome, writeBatch } from "./index";
 import {
   type Delivery,
   deliveriesArb,
@@ -120,10 +120,23 @@ describe("the writer against the reference model", () => {
             plans,
           );
 
+          const c = toDeliveries(
+            truth,
+            order1,
+            { sourceId: SOURCE, guid: `r${run}-c` },
+            start,
+            plans,
+          );
+
           const firstA = await deliverAll(db, a);
           const againA = await deliverAll(db, a);
           await deliverAll(db, b);
           await deliverAll(db, b);
+          // The same deliveries as A, batched: same decisions, one by one, and the same row.
+          const batched = await writeBatch(db, [...c, ...c]);
+          expect(batched.map((o) => [o.result, o.version, o.notified])).toEqual(
+            [...firstA, ...againA].map((o) => [o.result, o.version, o.notified]),
+          );
 
           // A second full delivery changes nothing at all.
           expect(againA.map((o) => o.result)).toEqual(a.map(() => "unchanged"));
@@ -131,6 +144,8 @@ describe("the writer against the reference model", () => {
           const keyB = (await observeKey(b)) as string;
           const rowA = await checkItem(keyA, a, 2 * a.length);
           const rowB = await checkItem(keyB, b, 2 * b.length);
+          const rowC = await checkItem(batched[0]?.entryKey as string, c, 2 * c.length);
+          expect(rowC).toEqual(rowA);
 
           // Without a retraction, and once any authoritative view arrived, order does not matter.
           const retracted = plans.some((p) => p.kind === "retract");

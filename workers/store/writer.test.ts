@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 import { replaySeed000 } from "@/workers/replay/seed000";
-import { edit, observe, retract } from "./index";
+import { edit, observe, retract, writeBatch } from "./index";
 import { listenForNews, type NewsListener } from "./notifications";
 
 let db: TestDatabase;
@@ -375,5 +375,41 @@ describe("bad input is rejected, recorded, and the writer keeps going", () => {
     const out = await retract(db, { ...id, collector: "A", origin: "fallback" });
     expect(out.result).toBe("rejected");
     expect(out.reason).toMatch(/not_allowed/);
+  });
+});
+
+describe("writeBatch", () => {
+  it("keeps each delivery's decision, order per item, and isolates bad ones", async () => {
+    const a = newItem();
+    const b = newItem();
+    const out = await writeBatch(db, [
+      { kind: "observe", input: { ...a, collector: "A", origin: "fallback", title: "thin" } },
+      { kind: "observe", input: { ...b, ...rich, collector: "A", origin: "primary", revision: 1 } },
+      { kind: "observe", input: { ...a, ...rich, collector: "A", origin: "primary", revision: 1 } },
+      { kind: "observe", input: { sourceId: "ghost", guid: "g", collector: "A", origin: "poll" } },
+      {
+        kind: "edit",
+        input: { ...b, ...rich, title: "b2", collector: "A", origin: "primary", revision: 2 },
+      },
+      { kind: "retract", input: { ...a, collector: "A", origin: "primary", revision: 2 } },
+      { kind: "observe", input: { ...a, ...rich, collector: "B", origin: "primary", revision: 1 } },
+      { kind: "observe", input: { sourceId: "wire", collector: "A", origin: "primary" } },
+    ]);
+    expect(out.map((o) => o.result)).toEqual([
+      "inserted",
+      "inserted",
+      "upgraded",
+      "rejected",
+      "updated",
+      "tombstoned",
+      "unchanged",
+      "rejected",
+    ]);
+    expect(out.map((o) => o.version)).toEqual([1, 1, 2, null, 2, 3, null, null]);
+    expect(out[3]?.reason).toMatch(/unknown_source/);
+    // one item's audit rows follow the order its deliveries were given
+    const ids = [0, 2, 5, 6].map((i) => out[i]?.eventId as bigint);
+    expect(ids).toEqual([...ids].sort((x, y) => (x < y ? -1 : 1)));
+    expect((await row(b.guid)).title).toBe("b2");
   });
 });
