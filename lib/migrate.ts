@@ -14,7 +14,12 @@ export interface Migration {
   checksum: string;
 }
 
-export const MIGRATIONS_DIR = path.join(process.cwd(), "prisma", "migrations");
+// Read at run time from the project root (where npm start runs); not part of any bundle.
+export const MIGRATIONS_DIR = path.join(
+  /*turbopackIgnore: true*/ process.cwd(),
+  "prisma",
+  "migrations",
+);
 
 // Prisma's own bookkeeping table, column for column, so `prisma migrate deploy` (where Prisma's
 // schema engine is available) sees these migrations as applied and agrees with us.
