@@ -1,0 +1,46 @@
+/**
+ * Benchmarks, by name: `npm run -s bench -- <name> [options]`.
+ * Each benchmark is a module exporting `run(args)`; results go to stdout, progress to stderr.
+ */
+
+type Benchmark = { describe: string; load: () => Promise<{ run(args: string[]): Promise<void> }> };
+
+const BENCHMARKS: Record<string, Benchmark> = {
+  writer: {
+    describe: "the storage writer (observe/edit) against a raw batched INSERT … ON CONFLICT",
+    load: () => import("./writer"),
+  },
+};
+
+function usage(): string {
+  const lines = Object.entries(BENCHMARKS).map(([name, b]) => `  ${name.padEnd(10)} ${b.describe}`);
+  return ["usage: npm run -s bench -- <name> [options]", "", "benchmarks:", ...lines].join("\n");
+}
+
+async function main(): Promise<void> {
+  const [name, ...args] = process.argv.slice(2);
+  if (!name || name === "--help" || name === "-h") {
+    console.error(usage());
+    process.exitCode = name ? 0 : 2;
+    return;
+  }
+  const bench = BENCHMARKS[name];
+  if (!bench) {
+    console.error(`unknown benchmark "${name}"\n\n${usage()}`);
+    process.exitCode = 2;
+    return;
+  }
+  await (await bench.load()).run(args);
+}
+
+main().catch((err) => {
+  // A bad option is the caller's mistake: say what it was, without a stack trace.
+  const code = String((err as { code?: unknown }).code ?? "");
+  if (err instanceof Error && (err.name === "UsageError" || code.startsWith("ERR_PARSE_ARGS"))) {
+    console.error(err.message);
+    process.exitCode = 2;
+    return;
+  }
+  console.error(err);
+  process.exitCode = 1;
+});
