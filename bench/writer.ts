@@ -13,9 +13,11 @@
  * an item's own history and each step has one expected result (new → inserted, duplicate →
  * unchanged, upgrade → upgraded, edit → updated), checked against news_events afterwards.
  *
- *   1. writer: every delivery goes through the real writer (observe/edit: validation, entry key,
- *      one guarded-upsert statement with its audit row), sequentially on PGlite (one
- *      connection), with C in flight on PostgreSQL (default 8, pool of C).
+ *   1. writer: every delivery goes through the real writer: validation, entry key, the guarded
+ *      upsert and its audit row, each delivery with its own decision. By default in batches of
+ *      B through writeBatch (one statement per round of distinct items, one commit per batch);
+ *      with --batch 1, one observe/edit call per delivery, C in flight on PostgreSQL (default
+ *      8, pool of C) and sequentially on PGlite (one connection).
  *   2. raw: news and news_events are truncated, then the very rows the writer's audit trail
  *      holds are written again with batched INSERT … ON CONFLICT (B per statement, default
  *      1,000; the same concurrency). One statement per batch appends every audit row and upserts
@@ -36,15 +38,18 @@
  * when the run fails or is interrupted. Results go to stdout (one JSON line with --json),
  * progress to stderr.
  */
-import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
-import path from "node:path";
 import { parseArgs } from "node:util";
-import pg from "pg";
 import { config } from "@/lib/config";
-import { type Database, openDatabase } from "@/lib/db";
-import { edit, type ObservationInput, observe, type WriteResult } from "@/workers/store";
+import type { Database } from "@/lib/db";
+import { createScratchDatabase } from "@/lib/scratchDatabase";
+import {
+  edit,
+  type ObservationInput,
+  observe,
+  type WriteResult,
+  writeBatch,
+} from "@/workers/store";
 import { normalize } from "@/workers/store/observation";
 
 const SEED = 0x5eed_2026;
@@ -114,7 +119,7 @@ export async function run(args: string[]): Promise<void> {
 
     // Phase 1: the real writer.
     await checkpoint(db);
-    const writerSeconds = await runWriter(db, deliveries, concurrency);
+    const writerSeconds = await runWriter(db, deliveries, concurrency, opts.batch);
     const recorded = await resultsInEvents(db);
     const writerEvents = sum(recorded);
     const writerNews = await countRows(db, "news");
@@ -167,15 +172,37 @@ export async function run(args: string[]): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // The two phases
 
-async function runWriter(db: Database, deliveries: Delivery[], concurrency: number) {
+async function runWriter(db: Database, deliveries: Delivery[], concurrency: number, batch: number) {
   const progress = progressLog("writer", deliveries.length);
   const started = performance.now();
-  await forEachLimited(deliveries, concurrency, async (d) => {
-    const out = d.call === "edit" ? await edit(db, d.input) : await observe(db, d.input);
+  const check = (out: { result: WriteResult; reason?: string }) => {
     if (out.result === "rejected") throw new Error(`writer rejected a delivery: ${out.reason}`);
-    progress();
-  });
+  };
+  if (batch === 1) {
+    await forEachLimited(deliveries, concurrency, async (d) => {
+      check(d.call === "edit" ? await edit(db, d.input) : await observe(db, d.input));
+      progress();
+    });
+  } else {
+    // writeBatch keeps each item's deliveries in order within a batch; batches in flight at once
+    // must not share an item, so at most SETTLE deliveries may be in flight together.
+    const batches: Delivery[][] = [];
+    for (let i = 0; i < deliveries.length; i += batch) batches.push(deliveries.slice(i, i + batch));
+    const lanes = writerLanes(concurrency, batch);
+    await forEachLimited(batches, lanes, async (b) => {
+      const outs = await writeBatch(
+        db,
+        b.map((d) => ({ kind: d.call, input: d.input })),
+      );
+      outs.forEach(check);
+      progress(b.length);
+    });
+  }
   return (performance.now() - started) / 1000;
+}
+
+function writerLanes(concurrency: number, batch: number): number {
+  return Math.max(1, Math.min(concurrency, Math.floor(SETTLE / batch)));
 }
 
 /** For the report: the writer's validation and keying alone (normalize, no database). */
@@ -428,33 +455,14 @@ interface Scratch {
 
 /** A fresh, migrated database that cleanup() removes; also removed on SIGINT/SIGTERM. */
 async function openScratch(serverUrl: string | undefined, poolSize: number): Promise<Scratch> {
-  let remove: () => Promise<void>;
-  let label: string;
-  let open: () => Promise<Database>;
-  if (!serverUrl) {
-    const dir = await mkdtemp(path.join(os.tmpdir(), "ww-bench-"));
-    label = dir;
-    remove = () => rm(dir, { recursive: true, force: true });
-    open = () => openDatabase({ dataDir: dir });
-  } else {
-    const name = `ww_bench_${randomBytes(6).toString("hex")}`;
-    const url = new URL(serverUrl);
-    url.pathname = `/${name}`;
-    label = `${url.hostname}:${url.port || 5432}/${name}`;
-    await adminQuery(serverUrl, `CREATE DATABASE ${pg.escapeIdentifier(name)}`);
-    remove = () =>
-      adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
-    open = () => openDatabase({ url: url.toString(), poolSize });
-  }
-
-  let db: Database | undefined;
+  const scratch = await createScratchDatabase("ww_bench", serverUrl, { poolSize });
+  const label = scratch.db.location;
   let done: Promise<void> | undefined;
   const cleanup = () => {
     done ??= (async () => {
       process.off("SIGINT", onSignal);
       process.off("SIGTERM", onSignal);
-      await db?.close().catch((err) => log(`closing the database failed: ${err}`));
-      await remove();
+      await scratch.dispose();
       log(`removed scratch database ${label}`);
     })();
     return done;
@@ -465,23 +473,7 @@ async function openScratch(serverUrl: string | undefined, poolSize: number): Pro
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
-  try {
-    db = await open();
-  } catch (err) {
-    await cleanup();
-    throw err;
-  }
-  return { db, label, cleanup };
-}
-
-async function adminQuery(serverUrl: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
+  return { db: scratch.db, label, cleanup };
 }
 
 /** Starts each phase without the other's dirty pages pending (best effort: needs superuser). */
@@ -597,7 +589,7 @@ function report(r: {
   const { result } = r;
   const lines = [
     `writer benchmark on ${result.db} (${r.scratch.label})`,
-    `  ${fmt(result.count)} observations, concurrency ${r.concurrency}, seed ${SEED.toString(16)}, ` +
+    `  ${fmt(result.count)} observations, ${r.opts.batch === 1 ? `one call each, ${r.concurrency} in flight` : `writeBatch of ${fmt(r.opts.batch)}, ${writerLanes(r.concurrency, r.opts.batch)} in flight`}, seed ${SEED.toString(16)}, ` +
       `load average ${os
         .loadavg()
         .map((x) => x.toFixed(1))
