@@ -64,7 +64,7 @@ export async function writeObservations(
       SELECT (r).entry_key, (r).source_id, (r).canonical_id, (r).quality,
              (r).title, (r).title_stamp, (r).link, (r).link_stamp, (r).summary, (r).summary_stamp,
              (r).category, (r).category_stamp, (r).language, (r).published_at, (r).breaking,
-             (r).instruments, (r).revision,
+             news_instruments((r).instruments), (r).revision,
              1, news_content_hash(r), (r).first_seen_at, (r).first_source, (r).first_collector,
              'inserted'
       FROM inc ORDER BY (r).entry_key

@@ -171,6 +171,26 @@ describe("the guarded monotonic upsert", () => {
     expect((await row(id.guid)).instruments).toEqual(["AAPL", "MAERSK-B"]);
   });
 
+  it("a duplicate is unchanged whatever the collation or the session's time zone", async () => {
+    const id = newItem();
+    const input = {
+      ...id,
+      ...rich,
+      instruments: ["spx", "SPX", "Ärzte", "aapl", "AAPL", "😀", "Ａ"],
+      collector: "A",
+      origin: "primary",
+    } as const;
+    await observe(db, input);
+    expect((await observe(db, input)).result).toBe("unchanged");
+    const stored = await row(id.guid);
+    const [again] = await db.prisma.$transaction(async (tx) => {
+      await tx.$executeRaw`SET LOCAL TIME ZONE 'Asia/Dhaka'`;
+      return tx.$queryRaw<{ hash: string }[]>`
+        SELECT news_content_hash(n) AS hash FROM news n WHERE entry_key = ${stored.entryKey}`;
+    });
+    expect(again?.hash).toBe(stored.contentHash);
+  });
+
   it("an exact duplicate is recorded but changes nothing and wakes nothing", async () => {
     const id = newItem();
     await observe(db, { ...id, ...rich, collector: "A", origin: "primary", revision: 1 });

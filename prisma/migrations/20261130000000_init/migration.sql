@@ -105,11 +105,22 @@ CREATE INDEX "repair_changes_run_idx" ON "repair_changes"("run_id");
 ALTER TABLE "repair_changes" ADD CONSTRAINT "repair_changes_run_id_fkey"
     FOREIGN KEY ("run_id") REFERENCES "repair_runs"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 
+-- Instruments as a set: distinct, in byte order (COLLATE "C"), so the same set is always the
+-- same array whatever the database's collation or the client's sort.
+CREATE FUNCTION news_instruments(xs text[]) RETURNS text[]
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(array_agg(x ORDER BY x), '{}')
+    FROM (SELECT DISTINCT x COLLATE "C" AS x FROM unnest(xs) AS x WHERE x <> '') AS distinct_xs
+$$;
+
 -- The hash of what a reader sees of an item; equal hashes mean no material difference.
+-- published_at goes in as epoch seconds: a timestamptz rendered as text follows the session's
+-- TimeZone, and two sessions must never disagree about whether content changed.
 CREATE FUNCTION news_content_hash(n news) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
     SELECT encode(sha256(convert_to(json_build_array(
-        n.title, n.link, n.summary, n.category, n.language, n.published_at, n.breaking, n.instruments
+        n.title, n.link, n.summary, n.category, n.language, extract(epoch FROM n.published_at),
+        n.breaking, news_instruments(n.instruments)
     )::text, 'UTF8')), 'hex')
 $$;
 
@@ -156,9 +167,7 @@ BEGIN
     m.language := coalesce(cur.language, inc.language);
     m.published_at := coalesce(cur.published_at, inc.published_at);
     m.breaking := cur.breaking OR coalesce(inc.breaking, false);
-    m.instruments := ARRAY(
-        SELECT DISTINCT x FROM unnest(cur.instruments || coalesce(inc.instruments, '{}')) AS x ORDER BY x
-    );
+    m.instruments := news_instruments(cur.instruments || inc.instruments);
     IF inc.quality = 'authoritative' THEN
         m.quality := 'authoritative';
     END IF;
@@ -196,6 +205,7 @@ BEGIN
         inc := jsonb_populate_record(NULL::news, ev.payload);
         IF acc.entry_key IS NULL THEN
             acc := inc;
+            acc.instruments := news_instruments(inc.instruments);
             acc.version := 1;
             acc.content_hash := news_content_hash(acc);
             IF ev.kind = 'retract' THEN
