@@ -1,6 +1,5 @@
-import { randomBytes } from "node:crypto";
-import pg from "pg";
 import { type Database, openDatabase } from "../db";
+import { createScratchDatabase } from "../scratchDatabase";
 
 /** The server tests run against: TEST_DATABASE_URL, else DATABASE_URL, else none (PGlite). */
 export function testServerUrl(): string | undefined {
@@ -30,40 +29,25 @@ export async function createTestDatabase({ poolSize = 10 } = {}): Promise<TestDa
       drop: () => db.close(),
     };
   }
-  const name = `ww_test_${process.pid}_${randomBytes(4).toString("hex")}`;
-  await adminQuery(server, `CREATE DATABASE ${pg.escapeIdentifier(name)}`);
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  const db = await openDatabase({ url: url.toString(), poolSize });
+  const scratch = await createScratchDatabase("ww_test", server, { poolSize });
   const others: Database[] = [];
   return {
-    ...db,
+    ...scratch.db,
     connectAnother: async (size = 2) => {
-      const other = await openDatabase({ url: url.toString(), poolSize: size });
+      const other = await openDatabase({ url: scratch.where, poolSize: size });
       others.push(other);
       return other;
     },
     drop: async () => {
       await Promise.all(others.map((o) => o.close()));
-      await db.close();
-      await adminQuery(server, `DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+      await scratch.dispose();
     },
   };
 }
 
-async function adminQuery(serverUrl: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
 /**
  * For tests that need real concurrency: says loudly why they are skipped without a server.
- * Use as `describe.skipIf(!hasRealPostgres())(…)` after calling it once at module level.
+ * Use as `describe.skipIf(!requireRealPostgres("what"))(…)`.
  */
 export function requireRealPostgres(what: string): boolean {
   if (testServerUrl()) return true;

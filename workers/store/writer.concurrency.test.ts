@@ -3,7 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "@/lib/db";
 import { createTestDatabase, requireRealPostgres, type TestDatabase } from "@/lib/testing/db";
 import { edit, observe, retract } from "./index";
-import { type Delivery, deliveriesArb, expectedRow, toDeliveries } from "./testing/referenceModel";
+import {
+  type Delivery,
+  deliveriesArb,
+  expectedRow,
+  toDeliveries,
+  toModelRow,
+} from "./testing/referenceModel";
+
+type NewsRow = Parameters<typeof toModelRow>[0];
 
 const WRITERS = 8;
 const OBSERVATIONS = 1_000;
@@ -75,23 +83,11 @@ describe.skipIf(!enabled)("racing writers on real PostgreSQL", () => {
       WRITERS * OBSERVATIONS,
     );
 
-    const view = (r: NonNullable<ReturnType<typeof serialRows.get>>) => ({
-      quality: r.quality,
-      title: r.title,
-      link: r.link,
-      summary: r.summary,
-      category: r.category,
-      language: r.language,
-      publishedAt: r.publishedAt?.toISOString() ?? null,
-      breaking: r.breaking,
-      instruments: r.instruments,
-      deleted: r.deletedAt !== null,
-    });
     let compared = 0;
     let retracted = 0;
     for (const guid of guids) {
-      const s = view(serialRows.get(guid) as never);
-      const r = view(raceRows.get(guid) as never);
+      const s = toModelRow(serialRows.get(guid) as NewsRow);
+      const r = toModelRow(raceRows.get(guid) as NewsRow);
       const mine = race.filter((d) => d.input.guid === guid);
       const authoritative = mine.some((d) => d.input.origin !== "fallback");
       if (s.deleted || r.deleted) {

@@ -10,6 +10,7 @@ import {
   type ModelRow,
   type Plan,
   toDeliveries,
+  toModelRow,
 } from "./testing/referenceModel";
 
 // Property runs per test; raise it for a soak (PROPERTY_RUNS=2000 npm run test:unit).
@@ -54,19 +55,7 @@ async function appliedOrder(entryKey: string, deliveries: Delivery[]) {
 }
 
 async function currentRow(entryKey: string): Promise<ModelRow> {
-  const r = await db.prisma.news.findUniqueOrThrow({ where: { entryKey } });
-  return {
-    quality: r.quality as ModelRow["quality"],
-    title: r.title,
-    link: r.link,
-    summary: r.summary,
-    category: r.category,
-    language: r.language,
-    publishedAt: r.publishedAt?.toISOString() ?? null,
-    breaking: r.breaking,
-    instruments: r.instruments,
-    deleted: r.deletedAt !== null,
-  };
+  return toModelRow(await db.prisma.news.findUniqueOrThrow({ where: { entryKey } }));
 }
 
 /** The contract's invariants for one item after its deliveries. */

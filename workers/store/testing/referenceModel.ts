@@ -36,6 +36,33 @@ export interface ModelRow {
 
 const STAMPED = ["title", "link", "summary", "category"] as const;
 
+/** What the model predicts, read off a stored news row. */
+export function toModelRow(r: {
+  quality: string;
+  title: string | null;
+  link: string | null;
+  summary: string | null;
+  category: string | null;
+  language: string | null;
+  publishedAt: Date | null;
+  breaking: boolean;
+  instruments: string[];
+  deletedAt: Date | null;
+}): ModelRow {
+  return {
+    quality: r.quality as ModelRow["quality"],
+    title: r.title,
+    link: r.link,
+    summary: r.summary,
+    category: r.category,
+    language: r.language,
+    publishedAt: r.publishedAt?.toISOString() ?? null,
+    breaking: r.breaking,
+    instruments: r.instruments,
+    deleted: r.deletedAt !== null,
+  };
+}
+
 function stamp(d: Delivery): number {
   if (d.input.origin === "fallback") return 0;
   const r = d.input.revision;
