@@ -34,6 +34,10 @@ describe("the migrated database matches prisma/schema.prisma", () => {
       url: "https://feeds.example/rss",
       allowPrivate: true,
       enabled: false,
+      backfillUrl: "https://feeds.example/history",
+      pollIntervalSeconds: 60,
+      collectors: ["A", "B"],
+      configOrigin: "file",
       createdAt: new Date("2026-01-01T00:00:00Z"),
       updatedAt: new Date("2026-01-02T00:00:00Z"),
     };
@@ -170,16 +174,110 @@ describe("the migrated database matches prisma/schema.prisma", () => {
     expect(await db.prisma.repairChange.count({ where: { runId: run.id } })).toBe(0);
   });
 
+  it("source_state, fetch_attempts, collector_status", async () => {
+    await db.prisma.source.create({ data: { id: "s-2", name: "Two", kind: "stream" } });
+    const at = new Date("2026-06-12T09:00:00Z");
+    const state = {
+      sourceId: "s-2",
+      etag: '"abc"',
+      lastModified: "Fri, 12 Jun 2026 09:00:00 GMT",
+      bodySha256: "f".repeat(64),
+      trustsValidators: false,
+      lastFullFetchAt: at,
+      nextPollAt: at,
+      lastPolledAt: at,
+      hotUntil: at,
+      breakerState: "half_open",
+      breakerFailures: 5,
+      breakerChangedAt: at,
+      breakerProbeOwner: "worker-1",
+      breakerProbeUntil: at,
+      lastErrorCode: "http_503",
+      lastErrorMessage: "Service Unavailable",
+      lastErrorAt: at,
+      disabledReason: "http_410",
+      disabledAt: at,
+      updatedAt: at,
+    };
+    const created = await db.prisma.sourceState.create({ data: state });
+    expect(created).toEqual(state);
+    expectSameColumns(created, await columnsOf("source_state"));
+    await expect(
+      db.prisma.sourceState.update({ where: { sourceId: "s-2" }, data: { breakerState: "ajar" } }),
+    ).rejects.toThrow();
+
+    const attempt = await db.prisma.fetchAttempt.create({
+      data: {
+        sourceId: "s-2",
+        collector: "A",
+        startedAt: at,
+        durationMs: 120,
+        code: "not_modified",
+        httpStatus: 304,
+        bytes: 0,
+        notModified: true,
+        conditional: true,
+        retry: 1,
+        message: "ok",
+      },
+    });
+    expectSameColumns(attempt, await columnsOf("fetch_attempts"));
+
+    const status = {
+      sourceId: "s-2",
+      collector: "B",
+      connected: true,
+      lastActivityAt: at,
+      lastActivityKind: "keepalive",
+      lastContentAt: at,
+      usualGapSeconds: 42.5,
+      gapsSeen: 9,
+      updatedAt: at,
+    };
+    const st = await db.prisma.collectorStatus.create({ data: status });
+    expect(st).toEqual(status);
+    expectSameColumns(st, await columnsOf("collector_status"));
+    const withState = await db.prisma.source.findUniqueOrThrow({
+      where: { id: "s-2" },
+      include: { state: true, collectorStatus: true },
+    });
+    expect(withState.state?.etag).toBe('"abc"');
+    expect(withState.collectorStatus).toHaveLength(1);
+  });
+
+  it("robots_cache and network_outages", async () => {
+    const at = new Date("2026-06-12T09:00:00Z");
+    const robots = {
+      origin: "https://news.example:443",
+      status: 200,
+      body: "User-agent: *",
+      fetchedAt: at,
+      expiresAt: at,
+    };
+    const r = await db.prisma.robotsCache.create({ data: robots });
+    expect(r).toEqual(robots);
+    expectSameColumns(r, await columnsOf("robots_cache"));
+    const outage = await db.prisma.networkOutage.create({
+      data: { startedAt: at, endedAt: at, failingHosts: 9, totalHosts: 10, detail: "dns" },
+    });
+    expectSameColumns(outage, await columnsOf("network_outages"));
+  });
+
   it("has no table the schema does not know", async () => {
     const rows = await db.prisma.$queryRaw<{ table_name: string }[]>`
       SELECT table_name FROM information_schema.tables
       WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`;
     expect(rows.map((r) => r.table_name)).toEqual([
       "_prisma_migrations",
+      "collector_status",
+      "fetch_attempts",
+      "network_outages",
       "news",
       "news_events",
       "repair_changes",
       "repair_runs",
+      "robots_cache",
+      "source_state",
       "sources",
     ]);
   });

@@ -1,0 +1,2 @@
+/** A mistake in how the command was called: the CLI prints it with the usage and exits 2. */
+export class UsageError extends Error {}
