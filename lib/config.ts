@@ -8,6 +8,8 @@ const schema = z.object({
     .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
     .optional(),
   WIREWATCH_DATA_DIR: z.string().min(1).default("./.data"),
+  /** The sources file (see workers/sources/sourcesFile.ts); missing means none configured. */
+  WIREWATCH_CONFIG: z.string().min(1).default("./wirewatch.config.json"),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),

@@ -1,0 +1,106 @@
+import { readFile } from "node:fs/promises";
+import { z } from "zod";
+
+/**
+ * wirewatch.config.json: the sources an operator configures in a file (the dashboard can add
+ * more). Validated with zod; a bad file stops start-up with the path of the bad field.
+ *
+ *   { "sources": [ { "id": "reuters-world", "name": "Reuters World", "kind": "feed",
+ *                    "url": "https://…/rss", "pollIntervalSeconds": 120, "collectors": ["A"] } ] }
+ */
+
+const sourceId = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, "must be letters, digits and . _ : -");
+
+const httpUrl = z
+  .string()
+  .url()
+  .refine((u) => /^https?:$/.test(new URL(u).protocol), "must be an http or https URL");
+
+export const sourceSchema = z
+  .object({
+    id: sourceId,
+    name: z.string().min(1).max(200),
+    kind: z.enum(["feed", "stream", "page"]),
+    url: httpUrl,
+    backfillUrl: httpUrl.optional(),
+    /** Lets this source reach loopback/private addresses (a local simulator, an intranet feed). */
+    allowPrivate: z.boolean().default(false),
+    enabled: z.boolean().default(true),
+    pollIntervalSeconds: z.number().int().min(5).max(86_400).default(300),
+    collectors: z
+      .array(z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, "must be a short name like A or B"))
+      .min(1)
+      .max(8)
+      .default(["A"]),
+  })
+  .strict();
+
+export type SourceConfig = z.infer<typeof sourceSchema>;
+
+export const sourcesFileSchema = z
+  .object({
+    sources: z.array(sourceSchema).max(10_000),
+  })
+  .strict()
+  .superRefine((file, ctx) => {
+    const seen = new Set<string>();
+    for (const [i, s] of file.sources.entries()) {
+      if (seen.has(s.id)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["sources", i, "id"],
+          message: `duplicate id "${s.id}"`,
+        });
+      }
+      seen.add(s.id);
+    }
+  });
+
+export class SourcesFileError extends Error {
+  constructor(file: string, problems: string[]) {
+    super(`${file} is not valid:\n  ${problems.join("\n  ")}`);
+    this.name = "SourcesFileError";
+  }
+}
+
+/** Parses the text of a sources file; errors name the field (e.g. sources[2].url). */
+export function parseSourcesFile(text: string, file = "wirewatch.config.json"): SourceConfig[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new SourcesFileError(file, [`not JSON: ${(err as Error).message}`]);
+  }
+  const parsed = sourcesFileSchema.safeParse(json);
+  if (!parsed.success) {
+    throw new SourcesFileError(
+      file,
+      parsed.error.issues.map((i) => `${formatPath(i.path)}: ${i.message}`),
+    );
+  }
+  return parsed.data.sources;
+}
+
+/** Reads the sources file; a missing file means no configured sources. */
+export async function readSourcesFile(file: string): Promise<SourceConfig[] | null> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw err;
+  }
+  return parseSourcesFile(text, file);
+}
+
+function formatPath(path: PropertyKey[]): string {
+  return path.reduce<string>(
+    (out, key) =>
+      typeof key === "number" ? `${out}[${key}]` : out ? `${out}.${String(key)}` : String(key),
+    "",
+  );
+}

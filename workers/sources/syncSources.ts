@@ -1,0 +1,37 @@
+import type { Database } from "@/lib/db";
+import type { SourceConfig } from "./sourcesFile";
+
+/**
+ * Makes the database agree with the sources file: each configured source is created or updated
+ * (marked config_origin 'file'), and a file source no longer in the file is disabled, not
+ * deleted: its items and history stay. Sources added in the dashboard are left alone. What
+ * fetching learned (source_state) is kept across edits.
+ */
+export async function syncSources(db: Database, sources: SourceConfig[]): Promise<void> {
+  await db.prisma.$transaction(async (tx) => {
+    for (const s of sources) {
+      const data = {
+        name: s.name,
+        kind: s.kind,
+        url: s.url,
+        backfillUrl: s.backfillUrl ?? null,
+        allowPrivate: s.allowPrivate,
+        enabled: s.enabled,
+        pollIntervalSeconds: s.pollIntervalSeconds,
+        collectors: s.collectors,
+        configOrigin: "file",
+        updatedAt: new Date(),
+      };
+      await tx.source.upsert({ where: { id: s.id }, create: { id: s.id, ...data }, update: data });
+      await tx.sourceState.upsert({
+        where: { sourceId: s.id },
+        create: { sourceId: s.id },
+        update: {},
+      });
+    }
+    await tx.source.updateMany({
+      where: { configOrigin: "file", id: { notIn: sources.map((s) => s.id) } },
+      data: { enabled: false, updatedAt: new Date() },
+    });
+  });
+}
