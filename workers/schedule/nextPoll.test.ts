@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import { maxAgeFrom, nextPollSeconds } from "./nextPoll";
+
+const mid = () => 0.5; // no jitter
+
+describe("nextPollSeconds", () => {
+  it("polls hot sources four times as often, never under 15 s", () => {
+    expect(nextPollSeconds({ baseSeconds: 300, hot: false, failures: 0 }, mid)).toBe(300);
+    expect(nextPollSeconds({ baseSeconds: 300, hot: true, failures: 0 }, mid)).toBe(75);
+    expect(nextPollSeconds({ baseSeconds: 30, hot: true, failures: 0 }, mid)).toBe(15);
+  });
+
+  it("obeys the source's max-age, ttl and Retry-After, up to 6 h", () => {
+    expect(
+      nextPollSeconds({ baseSeconds: 60, hot: true, failures: 0, maxAgeSeconds: 600 }, mid),
+    ).toBe(600);
+    expect(nextPollSeconds({ baseSeconds: 60, hot: false, failures: 0, ttlMinutes: 30 }, mid)).toBe(
+      1800,
+    );
+    expect(
+      nextPollSeconds({ baseSeconds: 60, hot: false, failures: 0, retryAfterSeconds: 120 }, mid),
+    ).toBe(120);
+    expect(
+      nextPollSeconds({ baseSeconds: 60, hot: false, failures: 0, maxAgeSeconds: 10 ** 7 }, mid),
+    ).toBe(6 * 3600);
+  });
+
+  it("backs off on failures, at most 8×", () => {
+    expect(nextPollSeconds({ baseSeconds: 60, hot: true, failures: 1 }, mid)).toBe(120);
+    expect(nextPollSeconds({ baseSeconds: 60, hot: false, failures: 10 }, mid)).toBe(480);
+  });
+
+  it("spreads polls by ±10%", () => {
+    expect(nextPollSeconds({ baseSeconds: 300, hot: false, failures: 0 }, () => 0)).toBe(270);
+    expect(nextPollSeconds({ baseSeconds: 300, hot: false, failures: 0 }, () => 0.999999)).toBe(
+      330,
+    );
+  });
+});
+
+describe("maxAgeFrom", () => {
+  it("reads max-age and ignores s-maxage", () => {
+    expect(maxAgeFrom("public, max-age=120")).toBe(120);
+    expect(maxAgeFrom("s-maxage=60")).toBeNull();
+    expect(maxAgeFrom(null)).toBeNull();
+  });
+});

@@ -1,0 +1,40 @@
+/**
+ * When to poll a feed or page next. Hot sources (news just arrived, or a breaking item) are
+ * polled faster; a source that asks for less (Cache-Control max-age, RSS <ttl>, Retry-After) is
+ * obeyed; failures back off. None of this bypasses the breaker: the fetch is still admitted by it.
+ */
+export interface PollFacts {
+  baseSeconds: number;
+  /** Content arrived recently or a breaking item is live. */
+  hot: boolean;
+  /** Consecutive failed polls. */
+  failures: number;
+  retryAfterSeconds?: number | null;
+  maxAgeSeconds?: number | null;
+  ttlMinutes?: number | null;
+}
+
+/** Never poll more often than this, hot or not: 15 s is already four polls a minute per source. */
+export const MIN_POLL_SECONDS = 15;
+/** A source's own hint may slow us down, but not beyond 6 h: news gets stale. */
+export const MAX_HINT_SECONDS = 6 * 3600;
+/** Failures back off up to 8× the base interval; the breaker handles longer outages. */
+export const MAX_BACKOFF_FACTOR = 8;
+
+export function nextPollSeconds(f: PollFacts, random: () => number = Math.random): number {
+  let delay = f.hot ? Math.max(MIN_POLL_SECONDS, f.baseSeconds / 4) : f.baseSeconds;
+  if (f.failures > 0) delay = f.baseSeconds * Math.min(2 ** f.failures, MAX_BACKOFF_FACTOR);
+  const hint = Math.max(f.maxAgeSeconds ?? 0, (f.ttlMinutes ?? 0) * 60);
+  if (hint > 0) delay = Math.max(delay, Math.min(hint, MAX_HINT_SECONDS));
+  if (f.retryAfterSeconds) delay = Math.max(delay, Math.min(f.retryAfterSeconds, MAX_HINT_SECONDS));
+  // ±10% so sources configured alike do not poll in lockstep (seed 003: synchronised retries
+  // arrive as one wave)
+  const jittered = delay * (0.9 + 0.2 * random());
+  return Math.max(MIN_POLL_SECONDS, Math.round(jittered));
+}
+
+/** Cache-Control max-age in seconds, if the response gave one. */
+export function maxAgeFrom(cacheControl: string | null | undefined): number | null {
+  const m = /(?:^|,)\s*max-age\s*=\s*"?(\d+)"?/i.exec(cacheControl ?? "");
+  return m ? Number(m[1]) : null;
+}
