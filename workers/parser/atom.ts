@@ -1,0 +1,84 @@
+import { toIsoDate } from "./dates";
+import { finishEntry } from "./entry";
+import { alternateLink } from "./links";
+import { NS } from "./namespaces";
+import { innerMarkup, plainText } from "./text";
+import type { ParsedFeed } from "./types";
+import { child, childrenNamed, elements, textOf, type XmlElement } from "./xmlTree";
+
+// Atom 1.0 and 0.3 differ in names (modified/issued vs updated/published) and in how content is
+// marked (0.3's mode="escaped|base64|xml"); the reader is given the namespace the document uses.
+
+/** A text construct as plain text, whatever its type (text, html, xhtml) or 0.3 mode. */
+function textConstruct(el: XmlElement | undefined): string {
+  if (!el) return "";
+  const type = (el.attrs.type ?? "").toLowerCase();
+  if (el.attrs.mode === "base64") {
+    return plainText(Buffer.from(textOf(el).trim(), "base64").toString("utf8"));
+  }
+  if (type.includes("xhtml") || elements(el).length > 0) return plainText(innerMarkup(el));
+  return plainText(textOf(el));
+}
+
+function date(el: XmlElement, ns: string, names: string[]): string | undefined {
+  for (const name of names) {
+    for (const found of childrenNamed(el, ns, name)) {
+      const iso = toIsoDate(textOf(found));
+      if (iso) return iso;
+    }
+  }
+  return undefined;
+}
+
+function authorName(el: XmlElement | undefined, ns: string): string | undefined {
+  if (!el) return undefined;
+  for (const author of childrenNamed(el, ns, "author")) {
+    const name = plainText(textOf(child(author, ns, "name")));
+    const email = plainText(textOf(child(author, ns, "email")));
+    if (name || email) return name || email;
+  }
+  return undefined;
+}
+
+function categories(entry: XmlElement, ns: string): string[] {
+  const found = [
+    ...childrenNamed(entry, ns, "category").map((c) =>
+      plainText(c.attrs.term ?? c.attrs.label ?? textOf(c)),
+    ),
+    ...childrenNamed(entry, NS.dc, "subject").map((c) => plainText(textOf(c))),
+  ];
+  return [...new Set(found.filter(Boolean))];
+}
+
+function readEntry(entry: XmlElement, ns: string, feedAuthor: string | undefined) {
+  const id = textOf(child(entry, ns, "id")).trim();
+  return finishEntry({
+    atomId: id || undefined,
+    title: textConstruct(child(entry, ns, "title")),
+    link: alternateLink(childrenNamed(entry, ns, "link")),
+    published: date(entry, ns, ["published", "issued", "created"]),
+    updated: date(entry, ns, ["updated", "modified"]),
+    summary:
+      textConstruct(child(entry, ns, "summary")) ||
+      textConstruct(child(entry, ns, "content")) ||
+      undefined,
+    // RFC 4287 §4.2.1: an entry without an author inherits its source's, then the feed's.
+    author: authorName(entry, ns) ?? authorName(child(entry, ns, "source"), ns) ?? feedAuthor,
+    categories: categories(entry, ns),
+  });
+}
+
+export function readAtom(root: XmlElement): Omit<ParsedFeed, "format"> {
+  const ns = root.ns;
+  const id = textOf(child(root, ns, "id")).trim();
+  const feedAuthor = authorName(root, ns);
+  return {
+    feed: {
+      title: textConstruct(child(root, ns, "title")),
+      link: alternateLink(childrenNamed(root, ns, "link")),
+      id: id || undefined,
+      updated: date(root, ns, ["updated", "modified"]),
+    },
+    entries: childrenNamed(root, ns, "entry").map((e) => readEntry(e, ns, feedAuthor)),
+  };
+}

@@ -1,0 +1,26 @@
+export type FeedFormat = "rss2" | "rss1" | "atom1" | "atom03" | "rss09x";
+
+export interface ParsedEntry {
+  guid?: string;
+  atomId?: string;
+  /** canonicalId from lib/canonical.ts: guid, atom:id, canonical link, title|published. */
+  id: string;
+  title: string;
+  link?: string;
+  /** ISO 8601 UTC. */
+  published?: string;
+  /** ISO 8601 UTC. */
+  updated?: string;
+  summary?: string;
+  author?: string;
+  categories: string[];
+}
+
+export interface ParsedFeed {
+  format: FeedFormat;
+  feed: { title: string; link?: string; id?: string; updated?: string };
+  entries: ParsedEntry[];
+}
+
+/** What a format reader finds for one entry, before identity is worked out. */
+export type EntryFields = Omit<ParsedEntry, "id">;
