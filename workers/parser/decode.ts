@@ -1,5 +1,4 @@
-// Bytes to text, in this order (documented in the README of this folder and tested in
-// decode.test.ts):
+// Bytes to text, in this order (each step tested in decode.test.ts):
 //   1. a byte-order mark (UTF-8, UTF-16 LE/BE) wins over everything, as XML 1.0 appendix F says;
 //   2. UTF-16 without a BOM is recognised from the shape of `<?` (00 3C 00 3F / 3C 00 3F 00);
 //   3. the charset of the HTTP Content-Type, when it names an encoding we know (RFC 7303 §3:
@@ -35,6 +34,23 @@ function declaredEncoding(bytes: Buffer): string | undefined {
   // The declaration is ASCII and must come first; 200 bytes covers any real one.
   const head = bytes.subarray(0, 200).toString("latin1");
   return head.match(/^\s*<\?xml[^>]*?\bencoding\s*=\s*["']([A-Za-z0-9._:-]+)["']/)?.[1];
+}
+
+// windows-1252 is Latin-1 with printable characters in 0x80–0x9F (curly quotes, €, dashes).
+// Node 20.20's TextDecoder("windows-1252") drops those bytes entirely (measured: [0x80, 0x41]
+// decodes to "A"), so this table does the job; the five undefined bytes stay as C1 controls.
+const CP1252_HIGH =
+  "\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f" +
+  "\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178";
+
+function windows1252(bytes: Buffer): string {
+  return bytes
+    .toString("latin1")
+    .replace(/[\u0080-\u009f]/g, (c) => CP1252_HIGH[c.charCodeAt(0) - 0x80] ?? c);
+}
+
+function decodeAs(encoding: string, bytes: Buffer): string {
+  return encoding === "windows-1252" ? windows1252(bytes) : new TextDecoder(encoding).decode(bytes);
 }
 
 function strictUtf8(bytes: Uint8Array): string | undefined {
@@ -76,11 +92,11 @@ export function decodeBody(body: Buffer | string, contentType?: string): Decoded
   if (encoding === "utf-8") {
     const text = strictUtf8(body);
     if (text !== undefined) return { text, encoding };
-    return { text: new TextDecoder("windows-1252").decode(body), encoding: "windows-1252" };
+    return { text: windows1252(body), encoding: "windows-1252" };
   }
   if (SINGLE_BYTE.test(encoding) && body.some((b) => b >= 0x80)) {
     const text = strictUtf8(body);
     if (text !== undefined) return { text, encoding: "utf-8" };
   }
-  return { text: new TextDecoder(encoding).decode(body), encoding };
+  return { text: decodeAs(encoding, body), encoding };
 }
