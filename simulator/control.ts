@@ -1,0 +1,207 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { z } from "zod";
+import {
+  FAULT_KINDS,
+  type Fault,
+  type FaultInput,
+  type FaultKind,
+  type FaultListing,
+  type FaultTable,
+} from "./faults";
+import { type Newsroom, type PublishInput, SimError, type SimStory } from "./newsroom";
+import type { SourceRoute } from "./sources";
+
+/** What a test or an operator can do to a running simulator. Also served under /_control/. */
+export interface SimControl {
+  /** Adds (or replaces) a fault of that kind on a source. */
+  inject(sourceId: string, fault: FaultInput): Fault;
+  /** Clears one kind or all faults of a source; returns how many were cleared. */
+  clear(sourceId: string, kind?: FaultKind): number;
+  clearAll(): void;
+  faults(): FaultListing[];
+  /** Publishes a story now (fields left out are made up), on the default stream outlet by default. */
+  publish(input?: PublishInput): SimStory;
+  edit(outletId: string, guid: string, changes?: { title?: string; summary?: string }): SimStory;
+  retract(outletId: string, guid: string): SimStory;
+  /** Original stories per minute across all outlets; 0 stops organic news. */
+  setRate(perMinute: number): void;
+  rate(): number;
+  /** Moves simulated time forward, running everything due (stories, stream events, keepalives). */
+  advance(ms: number): number;
+  /** Simulated now, epoch ms. */
+  now(): number;
+  stories(outletId: string): readonly SimStory[];
+}
+
+export function createControl(deps: {
+  newsroom: Newsroom;
+  faults: FaultTable;
+  routes: Map<string, SourceRoute>;
+  advance: (ms: number) => void;
+  now: () => number;
+  /** Runs whatever became due at the current instant (a story published with no lead). */
+  settle: () => void;
+}): SimControl {
+  const { newsroom, faults, routes } = deps;
+  const route = (sourceId: string) => {
+    const r = routes.get(sourceId);
+    if (!r) throw new SimError(`unknown source "${sourceId}"`, 404);
+    return r;
+  };
+  const settled = <T>(value: T): T => {
+    deps.settle();
+    return value;
+  };
+  return {
+    inject: (sourceId, fault) => faults.inject(sourceId, route(sourceId).source.kind, fault),
+    clear: (sourceId, kind) => {
+      route(sourceId);
+      if (kind !== undefined && !FAULT_KINDS.includes(kind)) {
+        throw new SimError(`unknown fault kind "${kind}" (kinds: ${FAULT_KINDS.join(", ")})`);
+      }
+      return faults.clear(sourceId, kind);
+    },
+    clearAll: () => faults.clearAll(),
+    faults: () => faults.list(),
+    publish: (input) => settled(newsroom.publish(input)),
+    edit: (outletId, guid, changes) => settled(newsroom.edit(outletId, guid, changes)),
+    retract: (outletId, guid) => settled(newsroom.retract(outletId, guid)),
+    setRate: (perMinute) => newsroom.setRate(perMinute),
+    rate: () => newsroom.rate,
+    advance: (ms) => {
+      if (!(ms >= 0)) throw new SimError("advance takes a number of milliseconds ≥ 0");
+      deps.advance(ms);
+      return deps.now();
+    },
+    now: deps.now,
+    stories: (outletId) => {
+      newsroom.outlet(outletId);
+      return newsroom.stories(outletId);
+    },
+  };
+}
+
+const publishSchema = z
+  .object({
+    outlet: z.string().optional(),
+    title: z.string().max(2_000).optional(),
+    summary: z.string().max(20_000).optional(),
+    category: z.string().max(200).optional(),
+    breaking: z.boolean().optional(),
+    instruments: z.array(z.string().max(64)).max(100).optional(),
+    language: z.enum(["en", "bn"]).optional(),
+    pageLeadMs: z.number().int().min(0).max(600_000).optional(),
+  })
+  .strict();
+const storyRefSchema = z.object({
+  outlet: z.string(),
+  guid: z.string(),
+  title: z.string().optional(),
+  summary: z.string().optional(),
+});
+const rateSchema = z.object({ perMinute: z.number().min(0).max(6_000) });
+const advanceSchema = z.object({
+  ms: z
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 86_400_000),
+});
+
+/**
+ * The control API: JSON in, JSON out, errors as { error: { code, message } }.
+ *
+ *   GET    /_control/faults                 → { faults: [{ sourceId, faults: [...] }] }
+ *   POST   /_control/faults/:sourceId       { kind, ms?, retryAfter? } → { sourceId, fault }
+ *   DELETE /_control/faults/:sourceId[?kind=K] → { sourceId, cleared }
+ *   DELETE /_control/faults                 → { cleared: "all" }
+ *   POST   /_control/publish                { outlet?, title?, … } → { story }
+ *   POST   /_control/edit                   { outlet, guid, title?, summary? } → { story }
+ *   POST   /_control/retract                { outlet, guid } → { story }
+ *   GET    /_control/rate  POST { perMinute } → { perMinute }
+ *   POST   /_control/advance                { ms } → { now }
+ */
+export async function handleControl(
+  control: SimControl,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+): Promise<void> {
+  const parts = url.pathname.split("/").filter(Boolean).slice(1).map(decodeURIComponent);
+  const [what, sourceId] = parts;
+  const method = req.method ?? "GET";
+  const body = method === "POST" ? await readJson(req) : undefined;
+  const reply = (value: unknown) => sendJson(res, 200, value);
+
+  if (what === "faults" && parts.length <= 2) {
+    if (method === "GET" && !sourceId) return reply({ faults: control.faults() });
+    if (method === "DELETE" && !sourceId) {
+      control.clearAll();
+      return reply({ cleared: "all" });
+    }
+    if (method === "POST" && sourceId) {
+      return reply({ sourceId, fault: control.inject(sourceId, body as FaultInput) });
+    }
+    if (method === "DELETE" && sourceId) {
+      const kind = (url.searchParams.get("kind") ?? undefined) as FaultKind | undefined;
+      return reply({ sourceId, cleared: control.clear(sourceId, kind) });
+    }
+  }
+  if (parts.length === 1 && method === "POST" && what === "publish") {
+    return reply({ story: control.publish(parse(publishSchema, body ?? {})) });
+  }
+  if (parts.length === 1 && method === "POST" && what === "edit") {
+    const { outlet, guid, ...changes } = parse(storyRefSchema, body);
+    return reply({ story: control.edit(outlet, guid, changes) });
+  }
+  if (parts.length === 1 && method === "POST" && what === "retract") {
+    const { outlet, guid } = parse(storyRefSchema, body);
+    return reply({ story: control.retract(outlet, guid) });
+  }
+  if (parts.length === 1 && what === "rate") {
+    if (method === "POST") control.setRate(parse(rateSchema, body).perMinute);
+    if (method === "GET" || method === "POST") return reply({ perMinute: control.rate() });
+  }
+  if (parts.length === 1 && method === "POST" && what === "advance") {
+    return reply({ now: new Date(control.advance(parse(advanceSchema, body).ms)).toISOString() });
+  }
+  throw new SimError(`no control operation ${method} ${url.pathname}`, 404);
+}
+
+function parse<T>(schema: z.ZodType<T>, value: unknown): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    throw new SimError(
+      parsed.error.issues.map((i) => `${i.path.join(".") || "body"} ${i.message}`).join("; "),
+    );
+  }
+  return parsed.data;
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    // Control bodies are a few hundred bytes; 1 MB stops a runaway client, nothing more.
+    if (size > 1_000_000) throw new SimError("request body over 1 MB", 413);
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (text.trim() === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new SimError("request body is not JSON");
+  }
+}
+
+export function sendJson(res: ServerResponse, status: number, value: unknown): void {
+  const body = JSON.stringify(value);
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(body),
+    "cache-control": "no-store",
+  });
+  res.end(body);
+}

@@ -1,0 +1,108 @@
+import { z } from "zod";
+import { SimError } from "./newsroom";
+
+/**
+ * Faults an operator (or a test) injects per source, each a failure collectors meet in the wild.
+ * Network faults apply to every request of the source; validator faults only to feeds; `stall`
+ * and `quiet` only to streams, because that is where the difference between them matters.
+ */
+export const faultSchema = z.discriminatedUnion("kind", [
+  /** Answer after this many (real) milliseconds. */
+  z.object({ kind: z.literal("latency"), ms: z.number().int().min(0).max(600_000) }),
+  /** 429 Too Many Requests with Retry-After in seconds. */
+  z.object({ kind: z.literal("429"), retryAfter: z.number().int().min(0).max(86_400).default(30) }),
+  z.object({ kind: z.literal("503") }),
+  /** Accept the connection, never answer. */
+  z.object({ kind: z.literal("blackhole") }),
+  /** Reset the connection (TCP RST), open streams included. */
+  z.object({ kind: z.literal("reset") }),
+  /** A feed body that is not well-formed XML. */
+  z.object({ kind: z.literal("malformed") }),
+  /** Feeds without ETag and Last-Modified, so every poll is a full 200. */
+  z.object({ kind: z.literal("no-validators") }),
+  /** The validators freeze while the body changes: a conditional request gets 304 regardless. */
+  z.object({ kind: z.literal("lying-etag") }),
+  /** The stream stays connected and sends nothing at all, not even keepalives. */
+  z.object({ kind: z.literal("stall") }),
+  /** No news: the stream sends keepalives only. */
+  z.object({ kind: z.literal("quiet") }),
+]);
+
+export type Fault = z.output<typeof faultSchema>;
+export type FaultInput = z.input<typeof faultSchema>;
+export type FaultKind = Fault["kind"];
+export const FAULT_KINDS = faultSchema.options.map((o) => o.shape.kind.value);
+
+const FEED_ONLY: FaultKind[] = ["malformed", "no-validators", "lying-etag"];
+const STREAM_ONLY: FaultKind[] = ["stall", "quiet"];
+
+export interface FaultListing {
+  sourceId: string;
+  faults: Fault[];
+}
+
+/** The faults in force, by source id. */
+export class FaultTable {
+  readonly #bySource = new Map<string, Map<FaultKind, Fault>>();
+  /** Validators frozen by a lying-etag fault, set by the first response after it is injected. */
+  readonly frozenValidators = new Map<string, { etag: string; lastModified: string }>();
+  readonly #listeners = new Set<(sourceId: string, fault: Fault) => void>();
+
+  /** Adds or replaces the fault of that kind; `sourceKind` decides which kinds make sense. */
+  inject(sourceId: string, sourceKind: string, input: unknown): Fault {
+    const parsed = faultSchema.safeParse(input);
+    if (!parsed.success) {
+      throw new SimError(
+        `bad fault: ${parsed.error.issues.map((i) => `${i.path.join(".") || "fault"} ${i.message}`).join("; ")} (kinds: ${FAULT_KINDS.join(", ")})`,
+      );
+    }
+    const fault = parsed.data;
+    if (FEED_ONLY.includes(fault.kind) && sourceKind !== "feed") {
+      throw new SimError(`"${fault.kind}" applies to feeds; ${sourceId} is a ${sourceKind}`);
+    }
+    if (STREAM_ONLY.includes(fault.kind) && sourceKind !== "stream") {
+      throw new SimError(`"${fault.kind}" applies to streams; ${sourceId} is a ${sourceKind}`);
+    }
+    const faults = this.#bySource.get(sourceId) ?? new Map<FaultKind, Fault>();
+    this.#bySource.set(sourceId, faults);
+    faults.set(fault.kind, fault);
+    if (fault.kind === "lying-etag") this.frozenValidators.delete(sourceId);
+    for (const listener of this.#listeners) listener(sourceId, fault);
+    return fault;
+  }
+
+  /** Clears one kind, or every fault of the source; returns how many were cleared. */
+  clear(sourceId: string, kind?: FaultKind): number {
+    const faults = this.#bySource.get(sourceId);
+    if (!faults) return 0;
+    const cleared = kind ? Number(faults.delete(kind)) : faults.size;
+    if (!kind) faults.clear();
+    if (!faults.has("lying-etag")) this.frozenValidators.delete(sourceId);
+    if (faults.size === 0) this.#bySource.delete(sourceId);
+    return cleared;
+  }
+
+  clearAll(): void {
+    this.#bySource.clear();
+    this.frozenValidators.clear();
+  }
+
+  get<K extends FaultKind>(sourceId: string, kind: K): Extract<Fault, { kind: K }> | undefined {
+    return this.#bySource.get(sourceId)?.get(kind) as Extract<Fault, { kind: K }> | undefined;
+  }
+
+  has(sourceId: string, kind: FaultKind): boolean {
+    return this.#bySource.get(sourceId)?.has(kind) ?? false;
+  }
+
+  list(): FaultListing[] {
+    return [...this.#bySource]
+      .map(([sourceId, faults]) => ({ sourceId, faults: [...faults.values()] }))
+      .sort((a, b) => a.sourceId.localeCompare(b.sourceId));
+  }
+
+  /** Told about every injection, so open streams can react (a reset drops them at once). */
+  onInject(listener: (sourceId: string, fault: Fault) => void): void {
+    this.#listeners.add(listener);
+  }
+}

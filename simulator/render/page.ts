@@ -1,0 +1,42 @@
+import type { SimStory } from "../newsroom";
+import type { Outlet } from "../outlets";
+import { esc } from "./xml";
+
+/**
+ * The outlet's rendered front page: headlines as links and nothing else, which is all the
+ * fallback observer gets (no category, no breaking flag, no instruments).
+ */
+export function renderPage(outlet: Outlet, items: SimStory[]): string {
+  const lang = outlet.languages.length === 1 ? outlet.languages[0] : "en";
+  const list = items.map(
+    (s) =>
+      `<li lang="${s.language}"><a class="headline" href="${esc(s.link)}">${esc(s.title)}</a></li>`,
+  );
+  return `<!doctype html>
+<html lang="${lang}">
+<head><meta charset="utf-8"><title>${esc(outlet.name)}</title></head>
+<body>
+<h1>${esc(outlet.name)}</h1>
+<ul class="headlines">
+${list.join("\n")}
+</ul>
+</body>
+</html>
+`;
+}
+
+/** A story's own page, so every link in a feed resolves. */
+export function renderStory(outlet: Outlet, story: SimStory): string {
+  const body =
+    story.retractedAt === null
+      ? `<h1>${esc(story.title)}</h1>\n<p>${esc(story.summary)}</p>`
+      : "<h1>This story has been retracted.</h1>";
+  return `<!doctype html>
+<html lang="${story.language}">
+<head><meta charset="utf-8"><title>${esc(outlet.name)}</title></head>
+<body>
+${body}
+</body>
+</html>
+`;
+}

@@ -1,0 +1,323 @@
+import { createHash } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import { createControl, handleControl, type SimControl, sendJson } from "./control";
+import { FaultTable } from "./faults";
+import { Newsroom, SimError } from "./newsroom";
+import { DEFAULT_OUTLETS, type Outlet } from "./outlets";
+import { Random } from "./random";
+import { FEED_CONTENT_TYPE, malform, renderFeed } from "./render/feeds";
+import { renderPage, renderStory } from "./render/page";
+import { rfc822 } from "./render/xml";
+import { Scheduler } from "./scheduler";
+import { type SimSource, type SourceRoute, sourceRoutes } from "./sources";
+import { StreamHub } from "./stream";
+
+export type { SimControl } from "./control";
+export type { Fault, FaultInput, FaultKind, FaultListing } from "./faults";
+export type { PublishInput, SimStory, StreamEvent } from "./newsroom";
+export type { Outlet } from "./outlets";
+export type { SimSource } from "./sources";
+
+export interface SimulatorOptions {
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  /** Only loopback by default: the simulator is a test double, not a public service. */
+  host?: string;
+  /** Same seed, same clock, same calls → the same stories, guids and events. */
+  seed?: number;
+  /** The wall clock simulated time starts from and, unless `manual`, follows. */
+  clock?: () => number;
+  /** Time moves only through control.advance(ms): for tests that must not wait. */
+  manual?: boolean;
+  /** Original stories per minute across all outlets (default 8; republications add ~50%). */
+  ratePerMinute?: number;
+  /** Mean time between breaking bursts (default 15 min); 0 turns them off. */
+  burstEveryMs?: number;
+  /** Keepalive comment interval on streams (default 5 s). */
+  keepaliveMs?: number;
+  /** How far the page leads the stream when it wins the race (default 28 ms, seed 000). */
+  pageLeadMs?: number;
+  /** Share of stream stories the page shows first (default 0.25). */
+  pageLeadShare?: number;
+  /** News made up before start, so feeds and history are not empty (default 20 min). */
+  backlogMs?: number;
+  outlets?: readonly Outlet[];
+}
+
+export interface Simulator {
+  url: string;
+  port: number;
+  /** The sources to configure in wirewatch, listed in a stable order. */
+  sources(): SimSource[];
+  control: SimControl;
+  stop(): Promise<void>;
+}
+
+// The real-time pump sleeps until the next scheduled event but at most this long, so a clock
+// that jumps (an injected one, a laptop waking) is caught up within a second.
+const MAX_PUMP_SLEEP_MS = 1_000;
+
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const clock = options.clock ?? Date.now;
+  const keepaliveMs = options.keepaliveMs ?? 5_000;
+  const outlets = options.outlets ?? DEFAULT_OUTLETS;
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${options.host ?? "127.0.0.1"}:${port}`;
+
+  const start = clock();
+  const scheduler = new Scheduler(start - (options.backlogMs ?? 20 * 60_000));
+  const faults = new FaultTable();
+  const routes = sourceRoutes(outlets, url);
+  const newsroom = new Newsroom({
+    random: new Random(options.seed ?? 1),
+    scheduler,
+    outlets,
+    baseUrl: url,
+    ratePerMinute: options.ratePerMinute ?? 8,
+    burstEveryMs: options.burstEveryMs ?? 15 * 60_000,
+    pageLeadMs: options.pageLeadMs ?? 28,
+    pageLeadShare: options.pageLeadShare ?? 0.25,
+    isQuiet: (outletId) => faults.has(outletId, "quiet"),
+  });
+  scheduler.runUntil(start);
+
+  const hub = new StreamHub(faults, () => scheduler.now);
+  newsroom.onEvent((event) => hub.broadcast(event));
+  const beat = () => {
+    hub.keepalive();
+    scheduler.after(keepaliveMs, beat);
+  };
+  scheduler.after(keepaliveMs, beat);
+
+  // Real time: simulated now = wall clock + whatever advance() added.
+  let offset = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const pump = () => {
+    clearTimeout(timer);
+    if (stopped) return;
+    scheduler.runUntil(clock() + offset);
+    const wait = (scheduler.nextAt() ?? Number.POSITIVE_INFINITY) - (clock() + offset);
+    timer = setTimeout(pump, Math.max(1, Math.min(wait, MAX_PUMP_SLEEP_MS)));
+    // Inline in the Next.js server the simulator must not keep the process alive on its own.
+    timer.unref();
+  };
+  if (!options.manual) pump();
+
+  const control = createControl({
+    newsroom,
+    faults,
+    routes,
+    advance: (ms) => {
+      if (options.manual) scheduler.runUntil(scheduler.now + ms);
+      else {
+        offset += ms;
+        pump();
+      }
+    },
+    now: () => scheduler.now,
+    settle: () => scheduler.runUntil(scheduler.now),
+  });
+
+  const app = { newsroom, faults, routes, hub, control, url, now: () => scheduler.now };
+  server.on("request", (req, res) => {
+    handle(app, req, res).catch((err: unknown) => {
+      if (res.headersSent) return void res.destroy();
+      const status = err instanceof SimError ? err.status : 500;
+      const code = status === 404 ? "not_found" : status === 500 ? "internal" : "bad_request";
+      sendJson(res, status, { error: { code, message: (err as Error).message } });
+    });
+  });
+
+  return {
+    url,
+    port,
+    sources: () =>
+      [...routes.values()].filter((r) => r.listed).map((r) => structuredClone(r.source)),
+    control,
+    stop: async () => {
+      stopped = true;
+      clearTimeout(timer);
+      hub.closeAll();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Blackholed and latency-held requests never finish by themselves.
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+interface App {
+  newsroom: Newsroom;
+  faults: FaultTable;
+  routes: Map<string, SourceRoute>;
+  hub: StreamHub;
+  control: SimControl;
+  url: string;
+  now: () => number;
+}
+
+async function handle(app: App, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? "/", app.url);
+  const parts = url.pathname.split("/").filter(Boolean);
+  if (parts[0] === "_control") return handleControl(app.control, req, res, url);
+  if (req.method !== "GET" && req.method !== "HEAD") {
+    throw new SimError(`${req.method} is not served here`, 405);
+  }
+  if (parts.length === 0 || url.pathname === "/sources") {
+    const sources = [...app.routes.values()].filter((r) => r.listed).map((r) => r.source);
+    return sendJson(res, 200, { sources });
+  }
+  if (parts[0] === "o" && parts.length === 3) {
+    const outlet = app.newsroom.outlet(parts[1] as string);
+    const story = app.newsroom.stories(outlet.id)[Number(parts[2]) - 1];
+    if (!story) throw new SimError("no such story", 404);
+    return sendText(req, res, 200, "text/html; charset=utf-8", renderStory(outlet, story));
+  }
+  // /history is the default stream's backfill, for clients that only know the server's address.
+  const streamRoute = [...app.routes.values()].find((r) => r.source.kind === "stream");
+  if (url.pathname === "/history" && streamRoute) {
+    return serveSource(app, streamRoute, "history", req, res, url);
+  }
+  const route = parts[0] === "s" ? app.routes.get(parts[1] ?? "") : undefined;
+  if (!route) throw new SimError(`nothing at ${url.pathname}`, 404);
+  return serveSource(app, route, parts.slice(2).join("/"), req, res, url);
+}
+
+async function serveSource(
+  app: App,
+  route: SourceRoute,
+  rest: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+): Promise<void> {
+  const id = route.source.id;
+  const { faults } = app;
+  // Network faults first, in the order a client would meet them on the wire.
+  if (faults.has(id, "blackhole")) return; // the socket stays open until the client gives up
+  const latency = faults.get(id, "latency");
+  if (latency) {
+    await sleep(latency.ms);
+    if (res.destroyed) return;
+  }
+  if (faults.has(id, "reset")) return void req.socket.resetAndDestroy();
+  const tooMany = faults.get(id, "429");
+  if (tooMany) {
+    res.setHeader("retry-after", String(tooMany.retryAfter));
+    return sendText(req, res, 429, "text/plain; charset=utf-8", "Too Many Requests\n");
+  }
+  if (faults.has(id, "503")) {
+    return sendText(req, res, 503, "text/plain; charset=utf-8", "Service Unavailable\n");
+  }
+
+  const kind = route.source.kind;
+  if (kind === "feed" && rest === "feed.xml") return serveFeed(app, route, req, res);
+  if (kind === "page" && (rest === "" || rest === "index.html")) {
+    const html = renderPage(route.outlet, app.newsroom.pageItems(route.outlet.id));
+    res.setHeader("cache-control", "no-cache");
+    return sendText(req, res, 200, "text/html; charset=utf-8", html);
+  }
+  if (kind === "stream" && rest === "events") {
+    const lastId = Number(
+      req.headers["last-event-id"] ?? url.searchParams.get("lastEventId") ?? "",
+    );
+    const missed =
+      Number.isInteger(lastId) && lastId > 0
+        ? app.newsroom.history(id, { seq: lastId }).events
+        : [];
+    return app.hub.attach(id, req, res, missed);
+  }
+  if (kind === "stream" && rest === "history") return serveHistory(app, route, res, url);
+  throw new SimError(`nothing at ${url.pathname}`, 404);
+}
+
+function serveFeed(app: App, route: SourceRoute, req: IncomingMessage, res: ServerResponse): void {
+  const { newsroom, faults } = app;
+  const id = route.source.id;
+  const format = route.format ?? "rss2";
+  const updated = newsroom.lastChanged(route.outlet.id);
+  let body = renderFeed(format, {
+    outlet: route.outlet,
+    selfUrl: route.source.url,
+    homeUrl: `${app.url}/s/${route.outlet.id}-page/`,
+    items: newsroom.feedItems(route.outlet.id),
+    updated,
+  });
+  if (faults.has(id, "malformed")) body = malform(body);
+  let validators = {
+    etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"`,
+    // HTTP dates have whole seconds; the body's own timestamp keeps the milliseconds.
+    lastModified: rfc822(Math.floor(updated / 1000) * 1000),
+  };
+  if (faults.has(id, "lying-etag")) {
+    const frozen = faults.frozenValidators.get(id) ?? validators;
+    faults.frozenValidators.set(id, frozen);
+    validators = frozen;
+  }
+  res.setHeader("cache-control", "no-cache");
+  if (!faults.has(id, "no-validators")) {
+    res.setHeader("etag", validators.etag);
+    res.setHeader("last-modified", validators.lastModified);
+    if (notModified(req, validators)) {
+      res.writeHead(304);
+      return void res.end();
+    }
+  }
+  sendText(req, res, 200, FEED_CONTENT_TYPE[format], body);
+}
+
+/** RFC 9110 §13.1: If-None-Match decides when present; If-Modified-Since only without it. */
+function notModified(req: IncomingMessage, v: { etag: string; lastModified: string }): boolean {
+  const inm = req.headers["if-none-match"];
+  if (inm !== undefined) {
+    return inm
+      .split(",")
+      .map((t) => t.trim().replace(/^W\//, ""))
+      .some((t) => t === "*" || t === v.etag);
+  }
+  const ims = Date.parse(req.headers["if-modified-since"] ?? "");
+  return !Number.isNaN(ims) && Date.parse(v.lastModified) <= ims;
+}
+
+/**
+ * Backfill: `since` is an event seq (as in the SSE `id:`) or an instant (ISO 8601 or epoch ms);
+ * `truncated` says events after `since` were already dropped, so the gap cannot be filled.
+ */
+function serveHistory(app: App, route: SourceRoute, res: ServerResponse, url: URL): void {
+  const raw = url.searchParams.get("since") ?? "0";
+  // Seqs are small; instants are epoch ms (13 digits) or ISO 8601.
+  const after = /^\d{1,11}$/.test(raw)
+    ? { seq: Number(raw) }
+    : { ms: /^\d+$/.test(raw) ? Number(raw) : Date.parse(raw) };
+  if ("ms" in after && Number.isNaN(after.ms)) {
+    throw new SimError(`since must be an event id or an instant, not "${raw}"`);
+  }
+  const id = route.source.id;
+  const result = app.newsroom.history(id, after);
+  sendJson(res, 200, {
+    source: id,
+    now: new Date(app.now()).toISOString(),
+    lastSeq: app.newsroom.lastSeq(),
+    truncated: result.truncated,
+    events: result.events,
+  });
+}
+
+function sendText(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  type: string,
+  body: string,
+): void {
+  res.writeHead(status, { "content-type": type, "content-length": Buffer.byteLength(body) });
+  res.end(req.method === "HEAD" ? undefined : body);
+}

@@ -1,0 +1,85 @@
+import { FEED_SUFFIX, type FeedFormat, type Outlet } from "./outlets";
+
+/**
+ * A source as wirewatch configures it (the shape of wirewatch.config.json's entries), ready to
+ * hand over: the simulator listens on 127.0.0.1, hence `allowPrivate`.
+ */
+export interface SimSource {
+  id: string;
+  name: string;
+  kind: "feed" | "stream" | "page";
+  url: string;
+  backfillUrl?: string;
+  allowPrivate: true;
+  collectors: string[];
+  pollIntervalSeconds?: number;
+}
+
+/** A source plus what the server needs to answer for it. */
+export interface SourceRoute {
+  source: SimSource;
+  outlet: Outlet;
+  format?: FeedFormat;
+  /** Listed by sources(); every outlet's page is served, only some are offered as sources. */
+  listed: boolean;
+}
+
+// Feeds every 30 s and the page every 10 s: lively on a dashboard, yet slower than the stream,
+// so the stream stays the authoritative first sight and the page wins only its occasional race.
+const FEED_POLL_S = 30;
+const PAGE_POLL_S = 10;
+
+export function sourceRoutes(outlets: readonly Outlet[], base: string): Map<string, SourceRoute> {
+  const routes = new Map<string, SourceRoute>();
+  const add = (route: SourceRoute) => routes.set(route.source.id, route);
+  for (const outlet of outlets) {
+    if (outlet.stream) {
+      add({
+        outlet,
+        listed: true,
+        source: {
+          id: outlet.id,
+          name: `${outlet.name} (stream)`,
+          kind: "stream",
+          url: `${base}/s/${outlet.id}/events`,
+          backfillUrl: `${base}/s/${outlet.id}/history`,
+          allowPrivate: true,
+          // Two collectors on the primary stream, as in seed 000, for redundancy.
+          collectors: ["A", "B"],
+        },
+      });
+    }
+    for (const format of outlet.feeds) {
+      const id = `${outlet.id}-${FEED_SUFFIX[format]}`;
+      add({
+        outlet,
+        format,
+        listed: true,
+        source: {
+          id,
+          name: `${outlet.name} (${{ rss2: "RSS 2.0", rdf: "RSS 1.0", atom: "Atom" }[format]})`,
+          kind: "feed",
+          url: `${base}/s/${id}/feed.xml`,
+          allowPrivate: true,
+          collectors: ["A"],
+          pollIntervalSeconds: FEED_POLL_S,
+        },
+      });
+    }
+    const pageId = `${outlet.id}-page`;
+    add({
+      outlet,
+      listed: outlet.listPage === true,
+      source: {
+        id: pageId,
+        name: `${outlet.name} (page)`,
+        kind: "page",
+        url: `${base}/s/${pageId}/`,
+        allowPrivate: true,
+        collectors: ["A"],
+        pollIntervalSeconds: PAGE_POLL_S,
+      },
+    });
+  }
+  return routes;
+}

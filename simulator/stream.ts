@@ -1,0 +1,87 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { FaultTable } from "./faults";
+import type { StreamEvent } from "./newsroom";
+
+interface Connection {
+  sourceId: string;
+  res: ServerResponse;
+}
+
+/** One SSE message; `data` is a single line because JSON.stringify never emits raw newlines. */
+export function formatEvent(event: StreamEvent): string {
+  return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+/**
+ * The primary streams' open connections. Items go out as they are emitted; keepalives are SSE
+ * comment lines, which carry no event, so a client sees connection activity without content.
+ */
+export class StreamHub {
+  readonly #connections = new Set<Connection>();
+
+  constructor(
+    private readonly faults: FaultTable,
+    private readonly now: () => number,
+  ) {
+    faults.onInject((sourceId, fault) => {
+      if (fault.kind === "reset") this.reset(sourceId);
+    });
+  }
+
+  /** Opens a stream; with Last-Event-ID it first replays what the client missed. */
+  attach(sourceId: string, req: IncomingMessage, res: ServerResponse, missed: StreamEvent[]): void {
+    res.writeHead(200, {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache, no-transform",
+      connection: "keep-alive",
+      // Proxies such as nginx buffer responses unless told not to; a buffered stream looks stalled.
+      "x-accel-buffering": "no",
+    });
+    res.flushHeaders();
+    const connection = { sourceId, res };
+    this.#connections.add(connection);
+    req.on("close", () => this.#connections.delete(connection));
+    if (this.faults.has(sourceId, "stall")) return;
+    // A reconnecting client waits 1 s, long enough not to hammer and short enough to lose little.
+    res.write(`retry: 1000\n: connected ${new Date(this.now()).toISOString()}\n\n`);
+    for (const event of missed) res.write(formatEvent(event));
+  }
+
+  broadcast(event: StreamEvent): void {
+    this.#send(event.source, formatEvent(event));
+  }
+
+  keepalive(): void {
+    const line = `: keepalive ${new Date(this.now()).toISOString()}\n\n`;
+    for (const sourceId of new Set([...this.#connections].map((c) => c.sourceId))) {
+      this.#send(sourceId, line);
+    }
+  }
+
+  /** Open connections per source, for the control API's listing. */
+  count(sourceId: string): number {
+    return [...this.#connections].filter((c) => c.sourceId === sourceId).length;
+  }
+
+  reset(sourceId: string): void {
+    for (const c of this.#connections) {
+      if (c.sourceId === sourceId) {
+        c.res.socket?.resetAndDestroy();
+        this.#connections.delete(c);
+      }
+    }
+  }
+
+  closeAll(): void {
+    for (const c of this.#connections) c.res.destroy();
+    this.#connections.clear();
+  }
+
+  #send(sourceId: string, text: string): void {
+    // A stalled stream drops what it would have sent: the client must notice and backfill.
+    if (this.faults.has(sourceId, "stall")) return;
+    for (const c of this.#connections) {
+      if (c.sourceId === sourceId && !c.res.destroyed) c.res.write(text);
+    }
+  }
+}
