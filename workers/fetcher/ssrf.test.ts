@@ -82,12 +82,16 @@ describe("odd spellings, canonicalised by the URL parser first", () => {
 });
 
 describe("blockedHostnameReason", () => {
-  it.each(["metadata.google.internal", "METADATA.GOOGLE.INTERNAL.", "localhost", "a.localhost", "metadata", "instance-data"])(
-    "refuses %s",
-    (name) => {
-      expect(blockedHostnameReason(name)).not.toBeNull();
-    },
-  );
+  it.each([
+    "metadata.google.internal",
+    "METADATA.GOOGLE.INTERNAL.",
+    "localhost",
+    "a.localhost",
+    "metadata",
+    "instance-data",
+  ])("refuses %s", (name) => {
+    expect(blockedHostnameReason(name)).not.toBeNull();
+  });
   it("allows ordinary names", () => {
     expect(blockedHostnameReason("feeds.bbci.co.uk")).toBeNull();
   });
