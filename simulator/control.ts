@@ -48,7 +48,11 @@ export function createControl(deps: {
     if (!r) throw new SimError(`unknown source "${sourceId}"`, 404);
     return r;
   };
-  const settled = <T>(value: T): T => {
+  // Bring simulated time up to the wall clock first, so the story is stamped "now", not at the
+  // pump's last wake-up; then run what the change made due.
+  const act = <T>(change: () => T): T => {
+    deps.settle();
+    const value = change();
     deps.settle();
     return value;
   };
@@ -63,17 +67,20 @@ export function createControl(deps: {
     },
     clearAll: () => faults.clearAll(),
     faults: () => faults.list(),
-    publish: (input) => settled(newsroom.publish(input)),
-    edit: (outletId, guid, changes) => settled(newsroom.edit(outletId, guid, changes)),
-    retract: (outletId, guid) => settled(newsroom.retract(outletId, guid)),
-    setRate: (perMinute) => newsroom.setRate(perMinute),
+    publish: (input) => act(() => newsroom.publish(input)),
+    edit: (outletId, guid, changes) => act(() => newsroom.edit(outletId, guid, changes)),
+    retract: (outletId, guid) => act(() => newsroom.retract(outletId, guid)),
+    setRate: (perMinute) => act(() => newsroom.setRate(perMinute)),
     rate: () => newsroom.rate,
     advance: (ms) => {
       if (!(ms >= 0)) throw new SimError("advance takes a number of milliseconds ≥ 0");
       deps.advance(ms);
       return deps.now();
     },
-    now: deps.now,
+    now: () => {
+      deps.settle();
+      return deps.now();
+    },
     stories: (outletId) => {
       newsroom.outlet(outletId);
       return newsroom.stories(outletId);

@@ -438,12 +438,13 @@ export class Newsroom {
     if (this.#o.burstEveryMs <= 0) return;
     const { random, scheduler } = this.#o;
     scheduler.after(random.exponential(this.#o.burstEveryMs), () => {
+      this.#scheduleBurst();
+      if (this.#rate <= 0) return; // rate 0 means silence, bursts included
       this.#organicStory(true, this.#defaultOutlet());
       const followUps = random.int(3, 6);
       for (let i = 0; i < followUps; i++) {
         scheduler.after(random.int(2_000, 60_000), () => this.#organicStory(random.chance(0.5)));
       }
-      this.#scheduleBurst();
     });
   }
 }

@@ -123,7 +123,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       }
     },
     now: () => scheduler.now,
-    settle: () => scheduler.runUntil(scheduler.now),
+    // After a control call: run what is due now and, in real time, wake for what it scheduled.
+    settle: () => (options.manual ? scheduler.runUntil(scheduler.now) : pump()),
   });
 
   const app = { newsroom, faults, routes, hub, control, url, now: () => scheduler.now };
