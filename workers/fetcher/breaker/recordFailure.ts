@@ -1,0 +1,47 @@
+import type { Database } from "@/lib/db";
+import { Prisma } from "@/lib/generated/prisma/client";
+import type { BreakerConfig, BreakerState } from "./config";
+
+export interface FailureResult {
+  state: BreakerState;
+  failures: number;
+  /** This failure opened the breaker (threshold reached, or the probe failed). */
+  opened: boolean;
+}
+
+/**
+ * A poll failed. Consecutive failures are counted; at the threshold a closed breaker opens. A
+ * failed probe reopens it with the cool-down timer reset (breaker_changed_at = now()). The probe
+ * is recognised by its token, not by the state alone: a probe whose lease expired and was
+ * overtaken by a newer probe must not decide for the newer one (the same fencing the queue's
+ * leases use). Failures that arrive while open only add to the count.
+ *
+ * Every SET expression reads the row as it was before this UPDATE; under READ COMMITTED a
+ * racing writer's committed version is re-read first (the row lock orders them), so two failures
+ * reported at once count twice and open the breaker once. `opened` is read back as "open since
+ * now()": now() is this statement's transaction time, so only this UPDATE can have set it.
+ */
+export async function recordFailure(
+  db: Database,
+  sourceId: string,
+  config: BreakerConfig,
+  probeToken?: string,
+): Promise<FailureResult | null> {
+  const token = probeToken ?? null;
+  // A fragment reused in four SET expressions: a failed probe (this token holds it), or the
+  // threshold reached from closed.
+  const opens = Prisma.sql`(coalesce(breaker_state = 'half_open' AND breaker_probe_owner = ${token}::text, false)
+    OR (breaker_state = 'closed' AND breaker_failures + 1 >= ${config.threshold}::int))`;
+  const rows = await db.prisma.$queryRaw<FailureResult[]>`
+    UPDATE source_state
+    SET breaker_failures = breaker_failures + 1,
+        breaker_state = CASE WHEN ${opens} THEN 'open' ELSE breaker_state END,
+        breaker_changed_at = CASE WHEN ${opens} THEN now() ELSE breaker_changed_at END,
+        breaker_probe_owner = CASE WHEN ${opens} THEN NULL ELSE breaker_probe_owner END,
+        breaker_probe_until = CASE WHEN ${opens} THEN NULL ELSE breaker_probe_until END,
+        updated_at = now()
+    WHERE source_id = ${sourceId}
+    RETURNING breaker_state AS state, breaker_failures AS failures,
+              (breaker_state = 'open' AND breaker_changed_at = now()) AS opened`;
+  return rows[0] ?? null;
+}
