@@ -1,0 +1,209 @@
+import { parseArgs } from "node:util";
+import { UsageError } from "../usage";
+
+export const usage = `sim <fault|clear|faults|publish|rate|sources> [--url URL] [--json]
+                                  drive a running newsroom simulator (npm run simulator) through
+                                  its control API (default --url http://127.0.0.1:4100):
+                                    sim fault SOURCE_ID 503 | 429 [RETRY_AFTER_S] | latency MS |
+                                      blackhole | reset | malformed | no-validators | lying-etag |
+                                      stall | quiet
+                                    sim clear SOURCE_ID [KIND] | sim clear --all
+                                    sim faults
+                                    sim publish [--outlet ID] [--title T] [--category C]
+                                      [--language en|bn] [--breaking] [--instrument X]…
+                                      [--page-lead MS]
+                                    sim rate [STORIES_PER_MINUTE]
+                                    sim sources`;
+
+const DEFAULT_URL = "http://127.0.0.1:4100";
+// The simulator answers at once on loopback; 5 s only separates "slow" from "not there at all".
+const TIMEOUT_MS = 5_000;
+
+interface Fault {
+  kind: string;
+  ms?: number;
+  retryAfter?: number;
+}
+
+export async function run(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      url: { type: "string", default: DEFAULT_URL },
+      json: { type: "boolean", default: false },
+      all: { type: "boolean", default: false },
+      outlet: { type: "string" },
+      title: { type: "string" },
+      summary: { type: "string" },
+      category: { type: "string" },
+      language: { type: "string" },
+      breaking: { type: "boolean" },
+      instrument: { type: "string", multiple: true },
+      "page-lead": { type: "string" },
+    },
+  });
+  const [action, ...rest] = positionals;
+  const base = parseBase(values.url);
+  const print = (human: string, json: unknown) =>
+    console.log(values.json ? JSON.stringify(json) : human);
+
+  switch (action) {
+    case "fault": {
+      const [sourceId, kind, arg, ...extra] = rest;
+      if (!sourceId || !kind || extra.length) {
+        throw new UsageError("sim fault takes SOURCE_ID KIND [VALUE]");
+      }
+      const body = await call(base, "POST", `faults/${enc(sourceId)}`, faultBody(kind, arg));
+      print(`${sourceId}: ${describeFault(body.fault as Fault)}`, body);
+      return 0;
+    }
+    case "clear": {
+      if (values.all) {
+        if (rest.length) throw new UsageError("sim clear --all takes no source");
+        print("cleared every fault", await call(base, "DELETE", "faults"));
+        return 0;
+      }
+      const [sourceId, kind, ...extra] = rest;
+      if (!sourceId || extra.length)
+        throw new UsageError("sim clear takes SOURCE_ID [KIND] or --all");
+      const query = kind ? `?kind=${enc(kind)}` : "";
+      const body = await call(base, "DELETE", `faults/${enc(sourceId)}${query}`);
+      print(`${sourceId}: cleared ${body.cleared} fault(s)`, body);
+      return 0;
+    }
+    case "faults": {
+      if (rest.length) throw new UsageError("sim faults takes no arguments");
+      const body = await call(base, "GET", "faults");
+      const rows = (body.faults as { sourceId: string; faults: Fault[] }[]).map(
+        (f) => `${f.sourceId}: ${f.faults.map(describeFault).join(", ")}`,
+      );
+      print(rows.length ? rows.join("\n") : "no faults", body);
+      return 0;
+    }
+    case "publish": {
+      if (rest.length) throw new UsageError("sim publish takes options only (--title …)");
+      const body = await call(base, "POST", "publish", publishBody(values));
+      const story = body.story as { outlet: string; guid: string; title: string };
+      print(`published at ${story.outlet}: ${story.title} (${story.guid})`, body);
+      return 0;
+    }
+    case "rate": {
+      const [perMinute, ...extra] = rest;
+      if (extra.length) throw new UsageError("sim rate takes at most one number");
+      const body =
+        perMinute === undefined
+          ? await call(base, "GET", "rate")
+          : await call(base, "POST", "rate", { perMinute: number("rate", perMinute) });
+      print(`${body.perMinute} stories per minute`, body);
+      return 0;
+    }
+    case "sources": {
+      const res = await request(base, "GET", "/sources");
+      print(JSON.stringify(res, null, 2), res);
+      return 0;
+    }
+    default:
+      throw new UsageError(
+        action
+          ? `sim has no action "${action}"`
+          : "sim needs an action: fault, clear, faults, publish, rate or sources",
+      );
+  }
+}
+
+function faultBody(kind: string, arg: string | undefined): Fault {
+  if (kind === "latency") {
+    if (arg === undefined) throw new UsageError("sim fault SOURCE_ID latency needs milliseconds");
+    return { kind, ms: number("latency", arg) };
+  }
+  if (kind === "429") {
+    return arg === undefined ? { kind } : { kind, retryAfter: number("Retry-After", arg) };
+  }
+  if (arg !== undefined) throw new UsageError(`fault "${kind}" takes no value`);
+  return { kind };
+}
+
+function publishBody(values: Record<string, string | string[] | boolean | undefined>) {
+  const language = values.language as string | undefined;
+  if (language !== undefined && language !== "en" && language !== "bn") {
+    throw new UsageError("--language is en or bn");
+  }
+  const lead = values["page-lead"] as string | undefined;
+  return {
+    outlet: values.outlet,
+    title: values.title,
+    summary: values.summary,
+    category: values.category,
+    language,
+    breaking: values.breaking,
+    instruments: values.instrument,
+    pageLeadMs: lead === undefined ? undefined : number("page-lead", lead),
+  };
+}
+
+function describeFault(f: Fault): string {
+  if (f.kind === "latency") return `latency ${f.ms} ms`;
+  if (f.kind === "429") return `429 (Retry-After ${f.retryAfter} s)`;
+  return f.kind;
+}
+
+function number(name: string, raw: string): number {
+  const value = Number(raw);
+  if (raw.trim() === "" || !Number.isFinite(value) || value < 0) {
+    throw new UsageError(`${name} must be a number ≥ 0, not "${raw}"`);
+  }
+  return value;
+}
+
+const enc = encodeURIComponent;
+
+function parseBase(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UsageError(`--url is not a URL: "${raw}"`);
+  }
+  if (!/^https?:$/.test(url.protocol)) throw new UsageError("--url must be http or https");
+  return url.origin;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: control API answers are JSON read field by field
+type Json = Record<string, any>;
+
+function call(base: string, method: string, path: string, body?: unknown): Promise<Json> {
+  return request(base, method, `/_control/${path}`, body);
+}
+
+async function request(base: string, method: string, path: string, body?: unknown): Promise<Json> {
+  let res: Response;
+  try {
+    res = await fetch(`${base}${path}`, {
+      method,
+      headers: body === undefined ? {} : { "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+  } catch (err) {
+    const e = err as Error & { cause?: NodeJS.ErrnoException };
+    const why =
+      e.name === "TimeoutError"
+        ? `no answer within ${TIMEOUT_MS / 1000} s`
+        : (e.cause?.code ?? e.cause?.message ?? e.message);
+    throw new Error(
+      `cannot reach the simulator at ${base} (${why}); start it with \`npm run simulator\` or pass --url`,
+    );
+  }
+  const text = await res.text();
+  let json: Json;
+  try {
+    json = JSON.parse(text) as Json;
+  } catch {
+    throw new Error(`${base} answered ${res.status} without JSON: is it the simulator?`);
+  }
+  if (!res.ok) {
+    throw new Error(`simulator refused: ${json.error?.message ?? `HTTP ${res.status}`}`);
+  }
+  return json;
+}
