@@ -9,12 +9,31 @@ import { child, childrenNamed, elements, textOf, type XmlElement } from "./xmlTr
 // Atom 1.0 and 0.3 differ in names (modified/issued vs updated/published) and in how content is
 // marked (0.3's mode="escaped|base64|xml"); the reader is given the namespace the document uses.
 
+/** Base64 that decodes to UTF-8 text, else undefined (an unknown type holding plain text). */
+function fromBase64(raw: string): string | undefined {
+  const compact = raw.replace(/\s+/g, "");
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(compact) || compact.length % 4 !== 0) return undefined;
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(Buffer.from(compact, "base64"));
+  } catch {
+    return undefined;
+  }
+}
+
 /** A text construct as plain text, whatever its type (text, html, xhtml) or 0.3 mode. */
 function textConstruct(el: XmlElement | undefined): string {
   if (!el) return "";
   const type = (el.attrs.type ?? "").toLowerCase();
-  if (el.attrs.mode === "base64") {
-    return plainText(Buffer.from(textOf(el).trim(), "base64").toString("utf8"));
+  // RFC 4287 §4.1.3.3: a type that is neither text, HTML, XHTML, XML nor text/* means base64;
+  // Atom 0.3 says so with mode="base64".
+  const binary =
+    type !== "" &&
+    !["text", "html", "xhtml"].includes(type) &&
+    !type.startsWith("text/") &&
+    !/[+/]xml$/.test(type);
+  if (el.attrs.mode === "base64" || binary) {
+    const decoded = fromBase64(textOf(el));
+    if (decoded !== undefined) return plainText(decoded);
   }
   if (type.includes("xhtml") || elements(el).length > 0) return plainText(innerMarkup(el));
   return plainText(textOf(el));

@@ -20,7 +20,7 @@ describe("parseFeed: formats", () => {
         link: "http://ex.com/a?utm_source=x",
         published: "2004-01-02T00:48:21Z",
         summary: "Hello world",
-        author: "jo@ex.com (Jo)",
+        author: "Jo",
         categories: ["News", "World"],
       },
     ]);

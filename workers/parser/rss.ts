@@ -1,8 +1,8 @@
 import { toIsoDate } from "./dates";
 import { finishEntry } from "./entry";
 import { alternateLink, linkText } from "./links";
-import { NS, RSS_PLAIN } from "./namespaces";
-import { plainText } from "./text";
+import { ITUNES, NS, RSS_PLAIN } from "./namespaces";
+import { personName, plainText } from "./text";
 import type { ParsedFeed } from "./types";
 import { child, childrenNamed, textOf, type XmlElement } from "./xmlTree";
 
@@ -87,15 +87,18 @@ function readItem(item: XmlElement) {
       firstText(item, [
         [RSS_PLAIN, "description"],
         [NS.content, "encoded"],
-        [NS.itunes, "summary"],
+        [ITUNES, "summary"],
       ]),
     ),
-    author: plain(
-      firstText(item, [
-        [RSS_PLAIN, "author"],
-        [NS.dc, "creator"],
-        [NS.itunes, "author"],
-      ]) ?? (authorEl ? firstText(authorEl, [[NS.atom10, "name"]]) : undefined),
+    author: personName(
+      plain(
+        firstText(item, [
+          [RSS_PLAIN, "author"],
+          [NS.dc, "creator"],
+          [NS.dc, "author"],
+          [ITUNES, "author"],
+        ]) ?? (authorEl ? firstText(authorEl, [[NS.atom10, "name"]]) : undefined),
+      ),
     ),
     categories: categories(item),
   });

@@ -12,6 +12,8 @@ const MAX_PASSES = 3;
 const BLOCK =
   /^(p|div|br|hr|li|ul|ol|h[1-6]|tr|td|th|table|blockquote|pre|section|article|header|footer|figure|figcaption|dd|dt|dl|img)$/i;
 const DROPPED = /<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>|<!--[\s\S]*?-->/gi;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: XML forbids these C0 controls in text; some feeds carry them anyway
+const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
 const TAG = /<\/?([A-Za-z][A-Za-z0-9:-]*)(?:\s[^<>]*)?\/?>/g;
 
 function stripTags(s: string): string {
@@ -27,7 +29,7 @@ export function plainText(raw: string): string {
     if (next === text) break;
     text = next;
   }
-  return stripTags(text).replace(/\s+/g, " ").trim();
+  return stripTags(text).replace(CONTROLS, "").replace(/\s+/g, " ").trim();
 }
 
 function escapeText(s: string): string {
@@ -42,4 +44,21 @@ export function innerMarkup(el: XmlElement): string {
 function nodeMarkup(node: XmlNode): string {
   if (typeof node === "string") return escapeText(node);
   return `<${node.local}>${innerMarkup(node)}</${node.local}>`;
+}
+
+const EMAIL = String.raw`[^\s()<>@]+@[^\s()<>]+`;
+const EMAIL_THEN_NAME = new RegExp(String.raw`^${EMAIL}\s*\((.+)\)$`);
+const NAME_THEN_EMAIL = new RegExp(String.raw`^(.+?)\s*[(<]\s*${EMAIL}\s*[)>]$`);
+
+/**
+ * The name in RSS's "email (Name)" convention and its variants ("Name (email)", "Name <email>");
+ * a bare address stays as it is, since it is all the feed says about the author.
+ */
+export function personName(author: string | undefined): string | undefined {
+  if (!author) return undefined;
+  return (
+    author.match(EMAIL_THEN_NAME)?.[1]?.trim() ||
+    author.match(NAME_THEN_EMAIL)?.[1]?.trim() ||
+    author
+  );
 }

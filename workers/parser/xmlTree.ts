@@ -1,5 +1,6 @@
 import { XMLParser } from "fast-xml-parser";
 import { FeedParseError } from "./errors";
+import { USUAL_PREFIXES } from "./namespaces";
 import { resolveUrl } from "./urls";
 
 /**
@@ -85,7 +86,7 @@ function convert(node: FxpNode, parent: Scope): XmlNode | undefined {
     const converted = convert(child, scope);
     if (converted !== undefined) children.push(converted);
   }
-  return { ns: prefixes[prefix] ?? "", local, attrs, children, base };
+  return { ns: prefixes[prefix] ?? USUAL_PREFIXES[prefix] ?? "", local, attrs, children, base };
 }
 
 const XML_NS = "http://www.w3.org/XML/1998/namespace";
