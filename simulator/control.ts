@@ -8,7 +8,13 @@ import {
   type FaultListing,
   type FaultTable,
 } from "./faults";
-import { type Newsroom, type PublishInput, SimError, type SimStory } from "./newsroom";
+import {
+  type EditInput,
+  type Newsroom,
+  type PublishInput,
+  SimError,
+  type SimStory,
+} from "./newsroom";
 import type { SourceRoute } from "./sources";
 
 /** What a test or an operator can do to a running simulator. Also served under /_control/. */
@@ -21,7 +27,7 @@ export interface SimControl {
   faults(): FaultListing[];
   /** Publishes a story now (fields left out are made up), on the default stream outlet by default. */
   publish(input?: PublishInput): SimStory;
-  edit(outletId: string, guid: string, changes?: { title?: string; summary?: string }): SimStory;
+  edit(outletId: string, guid: string, changes?: EditInput): SimStory;
   retract(outletId: string, guid: string): SimStory;
   /** Original stories per minute across all outlets; 0 stops organic news. */
   setRate(perMinute: number): void;
@@ -105,6 +111,7 @@ const storyRefSchema = z.object({
   guid: z.string(),
   title: z.string().optional(),
   summary: z.string().optional(),
+  pageLagMs: z.number().int().min(0).max(600_000).optional(),
 });
 const rateSchema = z.object({ perMinute: z.number().min(0).max(6_000) });
 const advanceSchema = z.object({
@@ -123,7 +130,7 @@ const advanceSchema = z.object({
  *   DELETE /_control/faults/:sourceId[?kind=K] → { sourceId, cleared }
  *   DELETE /_control/faults                 → { cleared: "all" }
  *   POST   /_control/publish                { outlet?, title?, … } → { story }
- *   POST   /_control/edit                   { outlet, guid, title?, summary? } → { story }
+ *   POST   /_control/edit                   { outlet, guid, title?, summary?, pageLagMs? } → { story }
  *   POST   /_control/retract                { outlet, guid } → { story }
  *   GET    /_control/rate  POST { perMinute } → { perMinute }
  *   POST   /_control/advance                { ms } → { now }

@@ -24,6 +24,9 @@ export interface SimStory {
   retractedAt: number | null;
   /** When the outlet's rendered page starts to list it. */
   pageVisibleAt: number;
+  /** After an edit the page keeps the old title a little longer (its render cache), so a late
+   * page observation carries older, thinner data than the stream: seed 000's step 6. */
+  pageStale: { title: string; until: number } | null;
   /** When the primary stream carries it (stream outlets only). */
   streamAt: number | null;
   /** Shared by every outlet's copy of the same news, worded differently: the dedup answer key. */
@@ -62,6 +65,20 @@ export interface StreamRetractionEvent extends StreamEventBase {
 }
 
 export type StreamEvent = StreamItemEvent | StreamRetractionEvent;
+
+/** What a rendered page shows of a story: nothing but its headline and link. */
+export interface PageHeadline {
+  title: string;
+  link: string;
+  language: Language;
+}
+
+export interface EditInput {
+  title?: string;
+  summary?: string;
+  /** How long the page keeps showing the old title (default 1–5 s, made up). */
+  pageLagMs?: number;
+}
 
 export interface PublishInput {
   /** Outlet id; the first stream outlet by default. */
@@ -173,12 +190,17 @@ export class Newsroom {
   }
 
   /** What the outlet's rendered page lists now. */
-  pageItems(outletId: string): SimStory[] {
+  pageItems(outletId: string): PageHeadline[] {
     const now = this.#o.scheduler.now;
     return this.stories(outletId)
       .filter((s) => s.retractedAt === null && s.pageVisibleAt <= now)
       .sort((a, b) => b.pageVisibleAt - a.pageVisibleAt || b.number - a.number)
-      .slice(0, FEED_ITEMS);
+      .slice(0, FEED_ITEMS)
+      .map((s) => ({
+        title: s.pageStale && now < s.pageStale.until ? s.pageStale.title : s.title,
+        link: s.link,
+        language: s.language,
+      }));
   }
 
   /** When anything the outlet's feed shows last changed (Last-Modified). */
@@ -233,10 +255,12 @@ export class Newsroom {
   }
 
   /** Edits a story now: a new title (given or reworded) and revision + 1. */
-  edit(outletId: string, guid: string, changes: { title?: string; summary?: string } = {}) {
+  edit(outletId: string, guid: string, changes: EditInput = {}): SimStory {
     const story = this.story(outletId, guid);
     if (story.retractedAt !== null) throw new SimError(`story "${guid}" is retracted`);
     const now = this.#o.scheduler.now;
+    const lag = changes.pageLagMs ?? this.#o.random.int(1_000, 5_000);
+    story.pageStale = { title: story.title, until: now + lag };
     story.title = changes.title ?? this.#reword(story);
     if (changes.summary !== undefined) story.summary = changes.summary;
     story.revision += 1;
@@ -303,6 +327,7 @@ export class Newsroom {
       revision: 1,
       retractedAt: null,
       pageVisibleAt: now,
+      pageStale: null,
       streamAt: null,
       storyKey: how.storyKey ?? `story-${++this.#storyKeys}`,
       topic: topic.key,

@@ -16,7 +16,7 @@ import { StreamHub } from "./stream";
 
 export type { SimControl } from "./control";
 export type { Fault, FaultInput, FaultKind, FaultListing } from "./faults";
-export type { PublishInput, SimStory, StreamEvent } from "./newsroom";
+export type { EditInput, PageHeadline, PublishInput, SimStory, StreamEvent } from "./newsroom";
 export type { Outlet } from "./outlets";
 export type { SimSource } from "./sources";
 

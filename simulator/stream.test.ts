@@ -74,6 +74,18 @@ describe("primary stream", () => {
     expect(items(rec)[0]).toMatchObject({ guid: story.link, breaking: true });
   });
 
+  it("after an edit the page shows the old title a little longer than the stream (seed 000, step 6)", async () => {
+    sim = await startSimulator({ seed: 28, manual: true, ratePerMinute: 0 });
+    const rec = await connect();
+    const story = sim.control.publish({ title: "Old title" });
+    sim.control.edit("wire", story.guid, { title: "New title", pageLagMs: 2_000 });
+    await rec.waitFor(() => items(rec).length === 2);
+    const page = async () => (await fetch(`${sim.url}/s/wire-page/`)).text();
+    expect(await page()).toContain(">Old title</a>");
+    sim.control.advance(2_000);
+    expect(await page()).toContain(">New title</a>");
+  });
+
   it("in real time, the page leads the stream by about 28 ms", async () => {
     sim = await startSimulator({ seed: 24, ratePerMinute: 0 });
     const rec = await connect();

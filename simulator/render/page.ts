@@ -1,4 +1,4 @@
-import type { SimStory } from "../newsroom";
+import type { PageHeadline, SimStory } from "../newsroom";
 import type { Outlet } from "../outlets";
 import { esc } from "./xml";
 
@@ -6,7 +6,7 @@ import { esc } from "./xml";
  * The outlet's rendered front page: headlines as links and nothing else, which is all the
  * fallback observer gets (no category, no breaking flag, no instruments).
  */
-export function renderPage(outlet: Outlet, items: SimStory[]): string {
+export function renderPage(outlet: Outlet, items: PageHeadline[]): string {
   const lang = outlet.languages.length === 1 ? outlet.languages[0] : "en";
   const list = items.map(
     (s) =>
