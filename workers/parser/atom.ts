@@ -49,14 +49,14 @@ function date(el: XmlElement, ns: string, names: string[]): string | undefined {
   return undefined;
 }
 
+/** Every author's name (or address when nameless), joined with ", " as a byline would be. */
 function authorName(el: XmlElement | undefined, ns: string): string | undefined {
   if (!el) return undefined;
-  for (const author of childrenNamed(el, ns, "author")) {
-    const name = plainText(textOf(child(author, ns, "name")));
-    const email = plainText(textOf(child(author, ns, "email")));
-    if (name || email) return name || email;
-  }
-  return undefined;
+  const names = childrenNamed(el, ns, "author").map(
+    (author) =>
+      plainText(textOf(child(author, ns, "name"))) || plainText(textOf(child(author, ns, "email"))),
+  );
+  return [...new Set(names.filter(Boolean))].join(", ") || undefined;
 }
 
 function categories(entry: XmlElement, ns: string): string[] {
