@@ -37,6 +37,8 @@ export interface SimControl {
   /** Simulated now, epoch ms. */
   now(): number;
   stories(outletId: string): readonly SimStory[];
+  /** Open stream connections by source id: shows a collector's reconnects. */
+  connections(): Record<string, number>;
 }
 
 export function createControl(deps: {
@@ -45,6 +47,7 @@ export function createControl(deps: {
   routes: Map<string, SourceRoute>;
   advance: (ms: number) => void;
   now: () => number;
+  connections: () => Record<string, number>;
   /** Runs whatever became due at the current instant (a story published with no lead). */
   settle: () => void;
 }): SimControl {
@@ -87,6 +90,7 @@ export function createControl(deps: {
       deps.settle();
       return deps.now();
     },
+    connections: deps.connections,
     stories: (outletId) => {
       newsroom.outlet(outletId);
       return newsroom.stories(outletId);
@@ -134,6 +138,7 @@ const advanceSchema = z.object({
  *   POST   /_control/retract                { outlet, guid } → { story }
  *   GET    /_control/rate  POST { perMinute } → { perMinute }
  *   POST   /_control/advance                { ms } → { now }
+ *   GET    /_control/connections            → { connections: { [sourceId]: open streams } }
  */
 export async function handleControl(
   control: SimControl,
@@ -175,6 +180,9 @@ export async function handleControl(
   if (parts.length === 1 && what === "rate") {
     if (method === "POST") control.setRate(parse(rateSchema, body).perMinute);
     if (method === "GET" || method === "POST") return reply({ perMinute: control.rate() });
+  }
+  if (parts.length === 1 && method === "GET" && what === "connections") {
+    return reply({ connections: control.connections() });
   }
   if (parts.length === 1 && method === "POST" && what === "advance") {
     return reply({ now: new Date(control.advance(parse(advanceSchema, body).ms)).toISOString() });

@@ -148,6 +148,22 @@ describe("faults", () => {
   });
 });
 
+describe("stop", () => {
+  it("does not wait for blackholed or delayed requests", async () => {
+    const other = await startSimulator({ seed: 32, manual: true });
+    other.control.inject("meridian-rss", { kind: "blackhole" });
+    other.control.inject("ledger-rss", { kind: "latency", ms: 60_000 });
+    const pending = ["meridian-rss", "ledger-rss"].map((id) =>
+      fetch(other.sources().find((s) => s.id === id)?.url ?? "").catch((e: unknown) => e),
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    const started = Date.now();
+    await other.stop();
+    expect(Date.now() - started).toBeLessThan(1_000);
+    for (const result of await Promise.all(pending)) expect(result).toBeInstanceOf(Error);
+  });
+});
+
 describe("control API over HTTP", () => {
   it("injects, lists and clears faults; publishes; sets the rate; answers errors as JSON", async () => {
     const injected = await control("faults/wire-page", "POST", { kind: "latency", ms: 10 });

@@ -142,6 +142,12 @@ describe("feeds", () => {
     expect(await ledger.text()).toContain('<html lang="bn">');
   });
 
+  it("allows everything but the control API in robots.txt", async () => {
+    const robots = await fetch(`${sim.url}/robots.txt`);
+    expect(robots.status).toBe(200);
+    expect(await robots.text()).toBe("User-agent: *\nDisallow: /_control/\n");
+  });
+
   it("serves every linked story", async () => {
     const { rss } = parse(await (await fetch(feed("meridian-rss"))).text());
     const res = await fetch(rss.channel.item[0].link);

@@ -59,6 +59,8 @@ export interface Simulator {
 // that jumps (an injected one, a laptop waking) is caught up within a second.
 const MAX_PUMP_SLEEP_MS = 1_000;
 
+const ROBOTS = "User-agent: *\nDisallow: /_control/\n";
+
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const clock = options.clock ?? Date.now;
   const keepaliveMs = options.keepaliveMs ?? 5_000;
@@ -123,11 +125,23 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       }
     },
     now: () => scheduler.now,
+    connections: () => hub.counts(),
     // After a control call: run what is due now and, in real time, wake for what it scheduled.
     settle: () => (options.manual ? scheduler.runUntil(scheduler.now) : pump()),
   });
 
-  const app = { newsroom, faults, routes, hub, control, url, now: () => scheduler.now };
+  // Aborted by stop(), so a latency fault's pending sleep does not outlive the server.
+  const stopping = new AbortController();
+  const app = {
+    newsroom,
+    faults,
+    routes,
+    hub,
+    control,
+    url,
+    now: () => scheduler.now,
+    stopping: stopping.signal,
+  };
   server.on("request", (req, res) => {
     handle(app, req, res).catch((err: unknown) => {
       if (res.headersSent) return void res.destroy();
@@ -145,6 +159,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     control,
     stop: async () => {
       stopped = true;
+      stopping.abort();
       clearTimeout(timer);
       hub.closeAll();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -163,6 +178,7 @@ interface App {
   control: SimControl;
   url: string;
   now: () => number;
+  stopping: AbortSignal;
 }
 
 async function handle(app: App, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -171,6 +187,10 @@ async function handle(app: App, req: IncomingMessage, res: ServerResponse): Prom
   if (parts[0] === "_control") return handleControl(app.control, req, res, url);
   if (req.method !== "GET" && req.method !== "HEAD") {
     throw new SimError(`${req.method} is not served here`, 405);
+  }
+  if (url.pathname === "/robots.txt") {
+    // Collectors honour robots.txt; everything but the control API may be fetched.
+    return sendText(req, res, 200, "text/plain; charset=utf-8", ROBOTS);
   }
   if (parts.length === 0 || url.pathname === "/sources") {
     const sources = [...app.routes.values()].filter((r) => r.listed).map((r) => r.source);
@@ -206,8 +226,8 @@ async function serveSource(
   if (faults.has(id, "blackhole")) return; // the socket stays open until the client gives up
   const latency = faults.get(id, "latency");
   if (latency) {
-    await sleep(latency.ms);
-    if (res.destroyed) return;
+    const slept = await sleep(latency.ms, true, { signal: app.stopping }).catch(() => false);
+    if (!slept || res.destroyed) return;
   }
   if (faults.has(id, "reset")) return void req.socket.resetAndDestroy();
   const tooMany = faults.get(id, "429");
@@ -234,7 +254,7 @@ async function serveSource(
       Number.isInteger(lastId) && lastId > 0
         ? app.newsroom.history(id, { seq: lastId }).events
         : [];
-    return app.hub.attach(id, req, res, missed);
+    return app.hub.attach(id, res, missed);
   }
   if (kind === "stream" && rest === "history") return serveHistory(app, route, res, url);
   throw new SimError(`nothing at ${url.pathname}`, 404);

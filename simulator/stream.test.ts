@@ -43,6 +43,9 @@ describe("primary stream", () => {
     });
     expect(first?.guid).toBe(first?.link);
     expect(Number(rec.events[0]?.id)).toBe(first?.seq);
+    expect(sim.control.connections()).toEqual({ wire: 1 });
+    rec.close();
+    await rec.waitFor(() => sim.control.connections().wire === undefined);
   });
 
   it("carries edits with the next revision and retractions", async () => {

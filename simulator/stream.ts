@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
 import type { FaultTable } from "./faults";
 import type { StreamEvent } from "./newsroom";
 
@@ -29,7 +29,7 @@ export class StreamHub {
   }
 
   /** Opens a stream; with Last-Event-ID it first replays what the client missed. */
-  attach(sourceId: string, req: IncomingMessage, res: ServerResponse, missed: StreamEvent[]): void {
+  attach(sourceId: string, res: ServerResponse, missed: StreamEvent[]): void {
     res.writeHead(200, {
       "content-type": "text/event-stream; charset=utf-8",
       "cache-control": "no-cache, no-transform",
@@ -40,7 +40,8 @@ export class StreamHub {
     res.flushHeaders();
     const connection = { sourceId, res };
     this.#connections.add(connection);
-    req.on("close", () => this.#connections.delete(connection));
+    // The response's close, not the request's: it fires when the client goes away mid-stream.
+    res.on("close", () => this.#connections.delete(connection));
     if (this.faults.has(sourceId, "stall")) return;
     // A reconnecting client waits 1 s, long enough not to hammer and short enough to lose little.
     res.write(`retry: 1000\n: connected ${new Date(this.now()).toISOString()}\n\n`);
@@ -58,9 +59,11 @@ export class StreamHub {
     }
   }
 
-  /** Open connections per source, for the control API's listing. */
-  count(sourceId: string): number {
-    return [...this.#connections].filter((c) => c.sourceId === sourceId).length;
+  /** Open stream connections per source id. */
+  counts(): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const c of this.#connections) counts[c.sourceId] = (counts[c.sourceId] ?? 0) + 1;
+    return counts;
   }
 
   reset(sourceId: string): void {
