@@ -51,7 +51,13 @@ function prologEnd(text: string): number {
   }
 }
 
-export function rejectEntityDeclarations(text: string): void {
+/**
+ * Throws FeedParseError for entity declarations (or a DOCTYPE inside the document); otherwise
+ * returns the document from its root element on. The prolog is dropped because nothing in it
+ * matters once checked, and fast-xml-parser would read HTML's lowercase `<!doctype html>` as an
+ * element.
+ */
+export function stripSafeProlog(text: string): string {
   const end = prologEnd(text);
   if (/<!ENTITY/i.test(text.slice(0, end))) {
     throw new FeedParseError(
@@ -63,4 +69,5 @@ export function rejectEntityDeclarations(text: string): void {
   if (/<!DOCTYPE/i.test(text.slice(end).replace(/<!\[CDATA\[[\s\S]*?\]\]>/g, ""))) {
     throw new FeedParseError("a DOCTYPE appears after the root element started; XML forbids it");
   }
+  return text.slice(end);
 }

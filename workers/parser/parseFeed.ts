@@ -1,7 +1,7 @@
 import { readAtom } from "./atom";
 import { decodeBody } from "./decode";
 import { FeedParseError } from "./errors";
-import { rejectEntityDeclarations } from "./hostile";
+import { stripSafeProlog } from "./hostile";
 import { NS } from "./namespaces";
 import { readRss } from "./rss";
 import type { FeedFormat, ParsedFeed } from "./types";
@@ -35,15 +35,14 @@ function formatOf(root: XmlElement): FeedFormat {
 }
 
 /**
- * Bytes (or text) to a feed: decode (decode.ts), refuse entity declarations (hostile.ts), parse
+ * Bytes (or text) to a feed: decode (decode.ts), refuse entity declarations and drop the prolog (hostile.ts), parse
  * the XML with limits (xmlTree.ts), then read it as RSS or Atom. Throws FeedParseError for
  * anything that is not a feed.
  */
 export function parseFeed(body: Buffer | string, opts: ParseFeedOptions = {}): ParsedFeed {
   const { text } = decodeBody(body, opts.contentType);
   if (!text.trim()) throw new FeedParseError("empty document");
-  rejectEntityDeclarations(text);
-  const root = parseXml(text, opts.url);
+  const root = parseXml(stripSafeProlog(text), opts.url);
   const format = formatOf(root);
   const read = format === "atom1" || format === "atom03" ? readAtom(root) : readRss(root);
   return { format, ...read };
