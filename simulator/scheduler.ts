@@ -14,7 +14,15 @@ export class Scheduler {
   #seq = 0;
   #queue: Scheduled[] = [];
 
-  constructor(start: number) {
+  /**
+   * `onError` hears about an event that threw; the rest still run. Inline in the Next.js server a
+   * throw here would otherwise escape a timer and take the whole process down.
+   */
+  constructor(
+    start: number,
+    private readonly onError: (err: unknown) => void = (err) =>
+      console.error("simulator: scheduled event failed:", err),
+  ) {
     this.#now = start;
   }
 
@@ -50,7 +58,11 @@ export class Scheduler {
     for (let e = this.#queue[0]; e !== undefined && e.at <= t; e = this.#queue[0]) {
       this.#queue.shift();
       this.#now = Math.max(this.#now, e.at);
-      e.fn();
+      try {
+        e.fn();
+      } catch (err) {
+        this.onError(err);
+      }
     }
     this.#now = Math.max(this.#now, t);
   }
