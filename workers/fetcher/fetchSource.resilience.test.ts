@@ -96,6 +96,8 @@ describe("a local network outage", () => {
         ),
       );
       for (const r of results) expect(r.code).toBe("dns");
+      if (round > 0)
+        for (const r of results) expect(r).toMatchObject({ outage: true, breaker: undefined });
     }
     for (const id of ids) {
       const st = await state(id);

@@ -237,7 +237,14 @@ describe("the breaker around fetchSource", () => {
         retry: { attempts: 1 },
       },
     );
-    for (let i = 0; i < 3; i++) expect((await s.poll()).code).toBe("http_5xx");
+    const polls = [];
+    for (let i = 0; i < 3; i++) polls.push(await s.poll());
+    expect(polls.map((p) => p.code)).toEqual(["http_5xx", "http_5xx", "http_5xx"]);
+    expect(polls.map((p) => p.breaker)).toEqual([
+      { state: "closed", opened: false },
+      { state: "closed", opened: false },
+      { state: "open", opened: true },
+    ]);
     expect((await state(s.id)).breakerState).toBe("open");
     const hits = server.hits(s.route);
     for (let i = 0; i < 10; i++) expect((await s.poll()).code).toBe("breaker_open");
@@ -345,5 +352,19 @@ describe("one rate budget per host, for every fetch path", () => {
     });
     expect(waits).toHaveLength(1); // robots.txt took the one token; the feed waited ~1 s
     expect(waits[0]).toBeGreaterThan(900);
+  });
+
+  it("waiting for the budget does not eat into the total timeout", async () => {
+    const s = await setup("/feed", (_req, res) => void res.end("x"));
+    // Real sleeping here: 2 requests/s, burst 1, so the second poll waits ~500 ms for its token,
+    // longer than the 300 ms total timeout of the exchange itself.
+    const budget = new RateBudget({ ratePerSecond: 2, burst: 1 });
+    const options = {
+      limits: { totalTimeoutMs: 300 },
+      deps: { rateBudget: budget, outage: new OutageWatch() },
+    };
+    const [a, b] = await Promise.all([s.poll(options), s.poll(options)]);
+    expect([a.code, b.code]).toEqual(["ok", "ok"]);
+    expect(Math.max(a.durationMs, b.durationMs)).toBeGreaterThan(400);
   });
 });

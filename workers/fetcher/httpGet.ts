@@ -79,11 +79,15 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
  */
 export async function httpGet(url: string, options: HttpGetOptions): Promise<HttpResponse> {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
-  const deadline = Date.now() + limits.totalTimeoutMs;
+  let deadline = Date.now() + limits.totalTimeoutMs;
   let current = parseTarget(url);
   let permanent = true;
   for (let hop = 0; ; hop++) {
+    // Time spent waiting for the host's rate budget is ours, not the server's: the total timeout
+    // pauses, or a queue of polls for one busy host would time out before dialling.
+    const waitStart = Date.now();
     await options.beforeHop?.(current);
+    deadline += Date.now() - waitStart;
     const address = await resolveChecked(current, options, limits, deadline);
     options.onDial?.(current, address);
     const res = await requestOnce(current, address, options.headers ?? {}, limits, deadline);

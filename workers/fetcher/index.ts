@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Database } from "@/lib/db";
 import { admit } from "./breaker/admit";
-import { type BreakerConfig, DEFAULT_BREAKER } from "./breaker/config";
+import { type BreakerConfig, type BreakerState, DEFAULT_BREAKER } from "./breaker/config";
 import { disableSource } from "./breaker/disableSource";
 import { recordFailure } from "./breaker/recordFailure";
 import { recordSuccess } from "./breaker/recordSuccess";
@@ -89,6 +89,10 @@ export interface FetchResult {
   attempts: number;
   conditional: boolean;
   message?: string;
+  /** The breaker after this poll's verdict; opened when this poll opened it (for events/metrics). */
+  breaker?: { state: BreakerState; opened: boolean };
+  /** No breaker verdict was taken because a local network outage is declared. */
+  outage: boolean;
 }
 
 const FEED_ACCEPT =
@@ -135,6 +139,7 @@ export async function fetchSource(
     attempts: 0,
     conditional: false,
     message,
+    outage: false,
   });
   if (state.disabled) return skipped("disabled", `fetcher: source ${source.id} is disabled`);
   const admission = await admit(db, source.id, breaker);
@@ -225,7 +230,7 @@ export async function fetchSource(
     }
   }
 
-  await judge(db, source, deps, breaker, admission.probeToken, final);
+  const verdict = await judge(db, source, deps, breaker, admission.probeToken, final);
   const res = final.res;
   return {
     code: final.code,
@@ -240,6 +245,7 @@ export async function fetchSource(
     attempts,
     conditional,
     message: final.message,
+    ...verdict,
   };
 }
 
@@ -305,21 +311,23 @@ async function judge(
   breaker: BreakerConfig,
   probeToken: string | undefined,
   final: Attempt,
-): Promise<void> {
+): Promise<Pick<FetchResult, "breaker" | "outage">> {
   const host = safeHost(final.res?.finalUrl ?? source.url);
   if (host) await deps.outage.observe(db, host, final.code);
   if (isSuccess(final.code)) {
-    await recordSuccess(db, source.id);
-    return;
+    const state = await recordSuccess(db, source.id);
+    return { outage: false, breaker: state ? { state, opened: false } : undefined };
   }
-  const frozen = deps.outage.active();
-  let decided = false;
-  if (!frozen && (final.code === "http_404" || final.code === "http_410")) {
+  const outage = deps.outage.active();
+  let verdict: FetchResult["breaker"];
+  if (!outage && (final.code === "http_404" || final.code === "http_410")) {
     await disableSource(db, source.id, `${final.code}: ${final.message ?? ""}`.trim());
-  } else if (!frozen && countsAgainstBreaker(final.code)) {
-    decided = (await recordFailure(db, source.id, breaker, probeToken)) !== null;
+  } else if (!outage && countsAgainstBreaker(final.code)) {
+    const failure = await recordFailure(db, source.id, breaker, probeToken);
+    if (failure) verdict = { state: failure.state, opened: failure.opened };
   }
-  if (probeToken && !decided) await releaseProbe(db, source.id, probeToken);
+  if (probeToken && !verdict) await releaseProbe(db, source.id, probeToken);
+  return { outage, breaker: verdict };
 }
 
 function validatorHeaders(state: SourceFetchState): Record<string, string> {
