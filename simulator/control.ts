@@ -116,6 +116,7 @@ const storyRefSchema = z.object({
   title: z.string().optional(),
   summary: z.string().optional(),
   pageLagMs: z.number().int().min(0).max(600_000).optional(),
+  breaking: z.literal(true).optional(),
 });
 const rateSchema = z.object({ perMinute: z.number().min(0).max(6_000) });
 const advanceSchema = z.object({
@@ -134,7 +135,7 @@ const advanceSchema = z.object({
  *   DELETE /_control/faults/:sourceId[?kind=K] → { sourceId, cleared }
  *   DELETE /_control/faults                 → { cleared: "all" }
  *   POST   /_control/publish                { outlet?, title?, … } → { story }
- *   POST   /_control/edit                   { outlet, guid, title?, summary?, pageLagMs? } → { story }
+ *   POST   /_control/edit                   { outlet, guid, title?, summary?, breaking?: true, pageLagMs? } → { story }
  *   POST   /_control/retract                { outlet, guid } → { story }
  *   GET    /_control/rate  POST { perMinute } → { perMinute }
  *   POST   /_control/advance                { ms } → { now }

@@ -47,6 +47,8 @@ describe("Newsroom", () => {
     expect(stories.some((s) => s.revision > 1 && s.retractedAt === null)).toBe(true);
     expect(stories.some((s) => s.retractedAt !== null)).toBe(true);
     expect(stories.some((s) => s.breaking)).toBe(true);
+    // Escalated by an edit: breaking at a later revision.
+    expect(stories.some((s) => s.breaking && s.revision > 1 && s.retractedAt === null)).toBe(true);
     expect(stories.some((s) => s.instruments.includes("GP.DH"))).toBe(true);
 
     // Republished news: same story key at several outlets, worded differently at least once.

@@ -76,6 +76,8 @@ export interface PageHeadline {
 export interface EditInput {
   title?: string;
   summary?: string;
+  /** A story can escalate to breaking (never back: outlets do not un-break news). */
+  breaking?: true;
   /** How long the page keeps showing the old title (default 1–5 s, made up). */
   pageLagMs?: number;
 }
@@ -263,6 +265,7 @@ export class Newsroom {
     story.pageStale = { title: story.title, until: now + lag };
     story.title = changes.title ?? this.#reword(story);
     if (changes.summary !== undefined) story.summary = changes.summary;
+    if (changes.breaking) story.breaking = true;
     story.revision += 1;
     story.updatedAt = now;
     this.#lastChanged.set(outletId, now);
@@ -355,7 +358,8 @@ export class Newsroom {
     if (random.chance(EDIT_SHARE)) {
       scheduler.after(random.int(20_000, 300_000), () => {
         if (story.retractedAt === null && !this.#o.isQuiet(story.outlet)) {
-          this.edit(story.outlet, story.guid);
+          // One edit in five escalates the story: the breaking flag's false → true upgrade.
+          this.edit(story.outlet, story.guid, random.chance(0.2) ? { breaking: true } : {});
         }
       });
     }

@@ -53,9 +53,14 @@ describe("primary stream", () => {
     const rec = await connect();
     const story = sim.control.publish({ title: "Port strike ends", category: "business" });
     await rec.waitFor(() => items(rec).length === 1);
-    sim.control.edit("wire", story.guid, { title: "Port strike ends after 3 days" });
+    sim.control.edit("wire", story.guid, {
+      title: "Port strike ends after 3 days",
+      breaking: true,
+    });
     sim.control.retract("wire", story.guid);
     await rec.waitFor(() => rec.events.length === 3);
+    expect(JSON.parse(rec.events[0]?.data ?? "{}").breaking).toBe(false);
+    expect(JSON.parse(rec.events[1]?.data ?? "{}").breaking).toBe(true);
     expect(rec.events.map((e) => [e.event, JSON.parse(e.data).revision])).toEqual([
       ["item", 1],
       ["item", 2],
