@@ -196,3 +196,18 @@ describe("parseFeed: link entities", () => {
     expect(feed.entries[0]?.link).toBe("http://ex.com/?a=1&b=2&copy=3");
   });
 });
+
+describe("parseFeed: truncated bodies", () => {
+  it("refuses a document cut off before its root closes (size cap, dropped connection)", () => {
+    const whole = rss(`<item><title>a</title></item><item><title>b</title></item>`);
+    expect(parseFeed(whole).entries).toHaveLength(2);
+    for (const cut of [whole.length - 5, whole.length - 20, whole.indexOf("<title>b") + 9]) {
+      expect(() => parseFeed(whole.slice(0, cut))).toThrowError(/truncated|not well-formed/);
+    }
+  });
+
+  it("accepts a self-closed root and ignores junk after the root's end tag", () => {
+    expect(parseFeed('<feed xmlns="http://www.w3.org/2005/Atom"/>').entries).toEqual([]);
+    expect(parseFeed(`${rss("")}<script>track()</script>`).feed.title).toBe("T");
+  });
+});

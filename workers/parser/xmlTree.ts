@@ -104,16 +104,30 @@ export function parseXml(text: string, baseUrl?: string): XmlElement {
     throw new FeedParseError(`not well-formed XML: ${message}`);
   }
   let root: XmlElement | undefined;
+  let rootName = "";
   for (const node of top) {
     const converted = convert(node, { prefixes: { xml: XML_NS }, base: baseUrl });
     if (typeof converted === "string") {
       if (converted.trim()) throw new FeedParseError("not XML: text outside the root element");
     } else if (converted && !root) {
       root = converted;
+      rootName = Object.keys(node).find((k) => k !== ":@") ?? "";
     }
   }
   if (!root) throw new FeedParseError("not XML: no root element");
+  if (!closesRoot(text, root, rootName)) {
+    throw new FeedParseError(`the document ends before </${rootName}> (truncated?)`);
+  }
   return root;
+}
+
+// fast-xml-parser accepts a document that stops mid-element, which is what a body cut off by
+// the size cap or a dropped connection looks like; its last entry would be half an entry. So the
+// root's end tag must be there, unless the root closed itself (`<rss/>`). Junk after the end tag
+// is ignored, as Go's decoder (gofeed, miniflux) ignores it.
+function closesRoot(text: string, root: XmlElement, rootName: string): boolean {
+  if (root.children.length === 0 && /\/>\s*$/.test(text.slice(-4096))) return true;
+  return new RegExp(`</${rootName.replace(/[.]/g, "\\.")}\\s*>`).test(text);
 }
 
 /** All text inside an element, tags dropped, in document order. */
