@@ -1,20 +1,11 @@
-import { promises as dns, type LookupAddress } from "node:dns";
-import http from "node:http";
-import https from "node:https";
-import { isIP, type LookupFunction } from "node:net";
-import zlib from "node:zlib";
-import { classifyError, FetchError } from "./classify";
-import { blockedAddressReason, blockedHostnameReason, ipLiteral } from "./ssrf";
+import type http from "node:http";
+import { FetchError } from "./classify";
+import { exchange } from "./exchange";
+import { type AddressPolicy, resolveChecked } from "./resolveChecked";
 
-/** Our product token, as robots.txt groups name it. */
-export const ROBOTS_AGENT = "wirewatch";
-export const USER_AGENT = `${ROBOTS_AGENT}/0.1 (news ingestion; +https://github.com/wirewatch/wirewatch)`;
-
-/** Host name → every address it has. Injected in tests; the system resolver otherwise. */
-export type Resolver = (hostname: string) => Promise<string[]>;
-
-export const systemResolver: Resolver = async (hostname) =>
-  (await dns.lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+export type { Resolver } from "./resolveChecked";
+export { systemResolver } from "./resolveChecked";
+export { ROBOTS_AGENT, USER_AGENT } from "./userAgent";
 
 export interface HttpLimits {
   /** DNS plus TCP connect. 5 s: a healthy host answers in well under 1 s even across oceans. */
@@ -37,21 +28,14 @@ export const DEFAULT_LIMITS: HttpLimits = {
   maxRedirects: 5,
 };
 
-export interface HttpGetOptions {
-  /** The source may reach private addresses (a feed on the intranet, a test server). */
-  allowPrivate: boolean;
-  /**
-   * Host names (not addresses) whose DNS answers may be private even when allowPrivate is off:
-   * a narrower exception for one intranet name, and how tests reach their 127.0.0.1 server under
-   * a name while every other hop is still checked. An IP-literal host is never excepted.
-   */
-  allowPrivateHosts?: readonly string[];
-  resolver?: Resolver;
+export interface HttpGetOptions extends AddressPolicy {
   /** Extra request headers (If-None-Match, If-Modified-Since, Accept). */
   headers?: Record<string, string>;
   limits?: Partial<HttpLimits>;
   /** Called before each hop is dialled, e.g. to take a token from the host's rate budget. */
   beforeHop?: (url: URL) => Promise<void>;
+  /** Extra trusted CA certificates (PEM), for an intranet feed behind a private CA. */
+  ca?: string | Buffer;
   /** Called with the checked address each hop is about to dial (logging, tests). */
   onDial?: (url: URL, address: string) => void;
 }
@@ -88,9 +72,17 @@ export async function httpGet(url: string, options: HttpGetOptions): Promise<Htt
     const waitStart = Date.now();
     await options.beforeHop?.(current);
     deadline += Date.now() - waitStart;
-    const address = await resolveChecked(current, options, limits, deadline);
+    const dnsWait = Math.min(limits.connectTimeoutMs, deadline - Date.now());
+    const address = await resolveChecked(current, options, dnsWait);
     options.onDial?.(current, address);
-    const res = await requestOnce(current, address, options.headers ?? {}, limits, deadline);
+    const res = await exchange(
+      current,
+      address,
+      options.headers ?? {},
+      limits,
+      deadline,
+      options.ca,
+    );
     const location = res.headers.location;
     if (REDIRECTS.has(res.status)) {
       if (!location)
@@ -125,202 +117,4 @@ function parseTarget(raw: string, base?: URL): URL {
     throw new FetchError("blocked_ssrf", `scheme ${url.protocol} is not http or https`);
   }
   return url;
-}
-
-async function resolveChecked(
-  url: URL,
-  options: HttpGetOptions,
-  limits: HttpLimits,
-  deadline: number,
-): Promise<string> {
-  const excepted = options.allowPrivate || (options.allowPrivateHosts ?? []).includes(url.hostname);
-  const guard = (address: string, mayBePrivate: boolean) => {
-    if (!isIP(address)) throw new FetchError("dns", `${url.hostname} resolved to "${address}"`);
-    const reason = mayBePrivate ? null : blockedAddressReason(address);
-    if (reason) throw new FetchError("blocked_ssrf", `${url.host} refused: ${reason}`);
-  };
-  // An IP-literal host never reaches a lookup function, so it is checked here, not only there.
-  const literal = ipLiteral(url);
-  if (literal) {
-    guard(literal, options.allowPrivate);
-    return literal;
-  }
-  const nameReason = excepted ? null : blockedHostnameReason(url.hostname);
-  if (nameReason) throw new FetchError("blocked_ssrf", `${url.host} refused: ${nameReason}`);
-  const resolver = options.resolver ?? systemResolver;
-  const wait = Math.max(0, Math.min(limits.connectTimeoutMs, deadline - Date.now()));
-  let timer: NodeJS.Timeout | undefined;
-  let addresses: string[];
-  try {
-    addresses = await Promise.race([
-      resolver(url.hostname),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new FetchError("dns", `resolving ${url.hostname} took over ${wait} ms`)),
-          wait,
-        );
-      }),
-    ]);
-  } catch (err) {
-    if (err instanceof FetchError) throw err;
-    throw new FetchError("dns", `cannot resolve ${url.hostname}: ${(err as Error).message}`, {
-      cause: err,
-    });
-  } finally {
-    clearTimeout(timer);
-  }
-  if (addresses.length === 0) throw new FetchError("dns", `${url.hostname} has no addresses`);
-  // Every address is checked, not only the one we dial: a name that answers both a public and a
-  // private address is an attacker's name.
-  for (const address of addresses) guard(address, excepted);
-  return addresses[0] as string;
-}
-
-type Exchange = Pick<HttpResponse, "status" | "headers" | "body">;
-
-function requestOnce(
-  url: URL,
-  address: string,
-  headers: Record<string, string>,
-  limits: HttpLimits,
-  deadline: number,
-): Promise<Exchange> {
-  return new Promise((resolve, reject) => {
-    const family = isIP(address);
-    // The pin: whatever name the socket asks for, it gets the address that passed the check.
-    const lookup = ((_host, opts, cb) => {
-      if ((opts as { all?: boolean }).all) {
-        (cb as (e: null, a: LookupAddress[]) => void)(null, [{ address, family }]);
-      } else cb(null, address, family);
-    }) as LookupFunction;
-    const mod = url.protocol === "https:" ? https : http;
-    const req = mod.request({
-      protocol: url.protocol,
-      hostname: url.hostname.replace(/^\[(.*)\]$/, "$1"),
-      port: url.port || undefined,
-      path: `${url.pathname}${url.search}`,
-      method: "GET",
-      agent: false,
-      lookup,
-      headers: {
-        host: url.host,
-        "user-agent": USER_AGENT,
-        "accept-encoding": "gzip, deflate, br",
-        ...headers,
-      },
-    });
-    const timers: NodeJS.Timeout[] = [];
-    let done = false;
-    let res: http.IncomingMessage | undefined;
-    let decoder: zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | undefined;
-    const finish = () => {
-      done = true;
-      for (const t of timers) clearTimeout(t);
-      // Destroy the socket, not only the promise: a drip feed must not keep a socket open.
-      decoder?.destroy();
-      res?.destroy();
-      req.destroy();
-    };
-    const fail = (err: FetchError) => {
-      if (done) return;
-      finish();
-      reject(err);
-    };
-    const succeed = (value: Exchange) => {
-      if (done) return;
-      finish();
-      resolve(value);
-    };
-    const after = (ms: number, what: string) => {
-      const t = setTimeout(() => fail(new FetchError("timeout", `${url.host}: ${what}`)), ms);
-      timers.push(t);
-      return t;
-    };
-    const totalMs = Math.max(0, deadline - Date.now());
-    after(totalMs, `no complete response within ${totalMs} ms`);
-    const connectTimer = after(
-      limits.connectTimeoutMs,
-      `no connection within ${limits.connectTimeoutMs} ms`,
-    );
-    const headersTimer = after(
-      limits.headersTimeoutMs,
-      `no headers within ${limits.headersTimeoutMs} ms`,
-    );
-    req.on("socket", (socket) => {
-      if (!socket.connecting) clearTimeout(connectTimer);
-      else socket.once("connect", () => clearTimeout(connectTimer));
-    });
-    req.on("error", (err) => {
-      fail(new FetchError(classifyError(err), `${url.host}: ${err.message}`, { cause: err }));
-    });
-    req.on("response", (response) => {
-      res = response;
-      clearTimeout(headersTimer);
-      const status = response.statusCode ?? 0;
-      if (status < 200 || status >= 300) {
-        succeed({ status, headers: response.headers, body: Buffer.alloc(0) });
-        return;
-      }
-      const declared = Number(response.headers["content-length"]);
-      if (Number.isFinite(declared) && declared > limits.maxBytes) {
-        fail(
-          new FetchError(
-            "too_large",
-            `${url.host}: Content-Length ${declared} > ${limits.maxBytes}`,
-          ),
-        );
-        return;
-      }
-      const encoding = String(response.headers["content-encoding"] ?? "identity")
-        .toLowerCase()
-        .trim();
-      if (encoding === "gzip" || encoding === "x-gzip") decoder = zlib.createGunzip();
-      else if (encoding === "deflate") decoder = zlib.createInflate();
-      else if (encoding === "br") decoder = zlib.createBrotliDecompress();
-      else if (encoding !== "identity" && encoding !== "") {
-        fail(new FetchError("protocol", `${url.host}: unsupported Content-Encoding ${encoding}`));
-        return;
-      }
-      const chunks: Buffer[] = [];
-      let wire = 0;
-      let size = 0;
-      response.on("data", (chunk: Buffer) => {
-        wire += chunk.length;
-        if (wire > limits.maxBytes) {
-          fail(new FetchError("too_large", `${url.host}: body over ${limits.maxBytes} bytes`));
-        }
-      });
-      response.on("error", (err) =>
-        fail(new FetchError("reset", `${url.host}: ${err.message}`, { cause: err })),
-      );
-      response.on("aborted", () => fail(new FetchError("reset", `${url.host}: response aborted`)));
-      const body = decoder ? response.pipe(decoder) : response;
-      if (decoder)
-        body.on("error", (err) =>
-          fail(
-            new FetchError("protocol", `${url.host}: corrupt ${encoding} body: ${err.message}`, {
-              cause: err,
-            }),
-          ),
-        );
-      // The cap counts decompressed bytes: a 10 MB gzip bomb inflates to gigabytes.
-      body.on("data", (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > limits.maxBytes) {
-          fail(
-            new FetchError(
-              "too_large",
-              `${url.host}: decompressed body over ${limits.maxBytes} bytes`,
-            ),
-          );
-          return;
-        }
-        chunks.push(chunk);
-      });
-      body.on("end", () =>
-        succeed({ status, headers: response.headers, body: Buffer.concat(chunks) }),
-      );
-    });
-    req.end();
-  });
 }

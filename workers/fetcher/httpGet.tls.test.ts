@@ -1,0 +1,99 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import https from "node:https";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { FetchError } from "./classify";
+import { httpGet } from "./httpGet";
+import { fixedResolver } from "./testing/servers";
+
+/** A throwaway self-signed certificate for feed.test, made with the system openssl. */
+function makeCert(): { key: Buffer; cert: Buffer } | null {
+  const dir = mkdtempSync(path.join(tmpdir(), "ww-tls-"));
+  try {
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=feed.test",
+        "-addext",
+        "subjectAltName=DNS:feed.test",
+        "-keyout",
+        path.join(dir, "k.pem"),
+        "-out",
+        path.join(dir, "c.pem"),
+      ],
+      { stdio: "ignore" },
+    );
+    return {
+      key: readFileSync(path.join(dir, "k.pem")),
+      cert: readFileSync(path.join(dir, "c.pem")),
+    };
+  } catch {
+    return null;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const pair = makeCert();
+let server: https.Server;
+let port = 0;
+
+beforeAll(async () => {
+  if (!pair) return;
+  server = https.createServer(pair, (req, res) =>
+    res.end(`sni=${(req.socket as { servername?: string }).servername}`),
+  );
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  port = (server.address() as AddressInfo).port;
+});
+afterAll(
+  () => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())),
+);
+
+async function codeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+    return "ok";
+  } catch (err) {
+    return (err as FetchError).code;
+  }
+}
+
+describe.skipIf(!pair)("https through the pinned address", () => {
+  it("verifies the certificate against the host name, not the pinned IP (SNI kept)", async () => {
+    const resolver = fixedResolver("127.0.0.1");
+    const res = await httpGet(`https://feed.test:${port}/`, {
+      allowPrivate: true,
+      resolver,
+      ca: pair?.cert,
+    });
+    expect(res.body.toString()).toBe("sni=feed.test");
+    expect(resolver.calls).toEqual(["feed.test"]);
+  });
+
+  it("an untrusted certificate is `tls`", async () => {
+    const resolver = fixedResolver("127.0.0.1");
+    expect(
+      await codeOf(httpGet(`https://feed.test:${port}/`, { allowPrivate: true, resolver })),
+    ).toBe("tls");
+  });
+
+  it("a certificate for another name is `tls`", async () => {
+    const resolver = fixedResolver("127.0.0.1");
+    const code = await codeOf(
+      httpGet(`https://other.test:${port}/`, { allowPrivate: true, resolver, ca: pair?.cert }),
+    );
+    expect(code).toBe("tls");
+  });
+});
