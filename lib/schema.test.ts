@@ -34,6 +34,7 @@ describe("the migrated database matches prisma/schema.prisma", () => {
       url: "https://feeds.example/rss",
       allowPrivate: true,
       enabled: false,
+      observes: null,
       backfillUrl: "https://feeds.example/history",
       pollIntervalSeconds: 60,
       collectors: ["A", "B"],
@@ -176,6 +177,11 @@ describe("the migrated database matches prisma/schema.prisma", () => {
 
   it("source_state, fetch_attempts, collector_status", async () => {
     await db.prisma.source.create({ data: { id: "s-2", name: "Two", kind: "stream" } });
+    const page = await db.prisma.source.create({
+      data: { id: "s-2-page", name: "Two's page", kind: "page", observes: "s-2" },
+      include: { observed: true },
+    });
+    expect(page.observed?.id).toBe("s-2");
     const at = new Date("2026-06-12T09:00:00Z");
     const state = {
       sourceId: "s-2",

@@ -34,6 +34,22 @@ describe("wirewatch.config.json", () => {
     );
   });
 
+  it("lets a page observe another source, and only that", () => {
+    const wire = { id: "wire", name: "Wire", kind: "stream", url: "https://w.example/stream" };
+    const page = { id: "wire-page", name: "Wire page", kind: "page", url: "https://w.example/" };
+    expect(
+      parseSourcesFile(JSON.stringify({ sources: [{ ...page, observes: "wire" }, wire] }))[0],
+    ).toMatchObject({
+      observes: "wire",
+    });
+    expect(() =>
+      parseSourcesFile(JSON.stringify({ sources: [{ ...page, observes: "nope" }, wire] })),
+    ).toThrow(/sources\[0\]\.observes: names no other source/);
+    expect(() =>
+      parseSourcesFile(JSON.stringify({ sources: [page, { ...wire, observes: "wire-page" }] })),
+    ).toThrow(/sources\[1\]\.observes: only a page observes/);
+  });
+
   it("refuses unknown keys and non-JSON", () => {
     expect(() => parseSourcesFile('{"sources": [], "extra": 1}')).toThrow(/Unrecognized key/);
     expect(() => parseSourcesFile("{sources:")).toThrow(/not JSON/);

@@ -27,6 +27,8 @@ export const sourceSchema = z
     kind: z.enum(["feed", "stream", "page"]),
     url: httpUrl,
     backfillUrl: httpUrl.optional(),
+    /** For a page: the source whose items it shows (its observations are written under it). */
+    observes: sourceId.optional(),
     /** Lets this source reach loopback/private addresses (a local simulator, an intranet feed). */
     allowPrivate: z.boolean().default(false),
     enabled: z.boolean().default(true),

@@ -9,12 +9,14 @@ import type { SourceConfig } from "./sourcesFile";
  */
 export async function syncSources(db: Database, sources: SourceConfig[]): Promise<void> {
   await db.prisma.$transaction(async (tx) => {
+    // Two passes: a page may observe a source defined after it in the file.
     for (const s of sources) {
       const data = {
         name: s.name,
         kind: s.kind,
         url: s.url,
         backfillUrl: s.backfillUrl ?? null,
+        observes: null as string | null,
         allowPrivate: s.allowPrivate,
         enabled: s.enabled,
         pollIntervalSeconds: s.pollIntervalSeconds,

@@ -1,13 +1,19 @@
 -- Sources issue: how sources are polled and watched. `sources` stays configuration (it can be
 -- re-synced from wirewatch.config.json); what fetching learns lives in `source_state`.
 
+-- A page source is a fallback observer of another source's items (seed 000: collector A's page
+-- observer and the primary stream see the same headline): `observes` names that source, and the
+-- page's observations are written under its id, so both land on one row.
 ALTER TABLE "sources"
+    ADD COLUMN "observes" TEXT,
     ADD COLUMN "backfill_url" TEXT,
     ADD COLUMN "poll_interval_seconds" INTEGER NOT NULL DEFAULT 300,
     ADD COLUMN "collectors" TEXT[] NOT NULL DEFAULT ARRAY['A']::TEXT[],
     ADD COLUMN "config_origin" TEXT NOT NULL DEFAULT 'dashboard',
     ADD CONSTRAINT "sources_poll_interval_check" CHECK ("poll_interval_seconds" BETWEEN 5 AND 86400),
-    ADD CONSTRAINT "sources_config_origin_check" CHECK ("config_origin" IN ('file', 'dashboard'));
+    ADD CONSTRAINT "sources_config_origin_check" CHECK ("config_origin" IN ('file', 'dashboard')),
+    ADD CONSTRAINT "sources_observes_fkey" FOREIGN KEY ("observes") REFERENCES "sources"("id")
+        ON DELETE SET NULL ON UPDATE CASCADE;
 
 CREATE TABLE "source_state" (
     "source_id" TEXT NOT NULL,
