@@ -211,3 +211,25 @@ describe("parseFeed: truncated bodies", () => {
     expect(parseFeed(`${rss("")}<script>track()</script>`).feed.title).toBe("T");
   });
 });
+
+describe("parseFeed: identity and old formats", () => {
+  it("gives an entry with no guid, id, link or title a stable content hash as id", () => {
+    const body = rss(`<item><description>Only a body</description></item>`);
+    const [a] = parseFeed(body).entries;
+    const [b] = parseFeed(body).entries;
+    expect(a?.id).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(a?.id).toBe(b?.id);
+  });
+
+  it("reads Netscape's RDF-based RSS 0.90 as rss09x", () => {
+    const feed =
+      parseFeed(`<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://my.netscape.com/rdf/simple/0.9/">
+      <channel><title>Mozilla Dot Org</title><link>http://www.mozilla.org</link></channel>
+      <item><title>New Status Updates</title><link>http://www.mozilla.org/status/</link></item></rdf:RDF>`);
+    expect(feed.format).toBe("rss09x");
+    expect(feed.entries[0]).toMatchObject({
+      title: "New Status Updates",
+      id: "http://www.mozilla.org/status",
+    });
+  });
+});
