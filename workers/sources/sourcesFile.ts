@@ -60,6 +60,23 @@ export const sourcesFileSchema = z
       }
       seen.add(s.id);
     }
+    const ids = new Set(file.sources.map((s) => s.id));
+    for (const [i, s] of file.sources.entries()) {
+      if (s.observes === undefined) continue;
+      if (s.kind !== "page") {
+        ctx.addIssue({
+          code: "custom",
+          path: ["sources", i, "observes"],
+          message: "only a page observes another source",
+        });
+      } else if (!ids.has(s.observes) || s.observes === s.id) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["sources", i, "observes"],
+          message: `names no other source in this file ("${s.observes}")`,
+        });
+      }
+    }
   });
 
 export class SourcesFileError extends Error {
