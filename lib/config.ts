@@ -10,6 +10,18 @@ const schema = z.object({
   WIREWATCH_DATA_DIR: z.string().min(1).default("./.data"),
   /** The sources file (see workers/sources/sourcesFile.ts); missing means none configured. */
   WIREWATCH_CONFIG: z.string().min(1).default("./wirewatch.config.json"),
+  /**
+   * The newsroom simulator. auto: started inside the app on the embedded default when no source
+   * is configured, so a newcomer sees live data; on: always; off: never.
+   */
+  WIREWATCH_SIMULATOR: z.enum(["auto", "on", "off"]).default("auto"),
+  /** Where the simulator listens (inline and `npm run simulator`); 0 picks a free port. */
+  SIMULATOR_PORT: z.coerce.number().int().min(0).max(65_535).default(4100),
+  /**
+   * Where ingestion runs. auto: inside the app on the embedded default (one process owns PGlite),
+   * in separate `npm run workers` processes on PostgreSQL; inline: always in the app; off: never.
+   */
+  WIREWATCH_WORKERS: z.enum(["auto", "inline", "off"]).default("auto"),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),

@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { config } from "@/lib/config";
 import { startSimulator } from "./server";
 
 // `npm run simulator [-- --port 4100 --seed 1 --rate 8]`: the newsroom simulator on its own,
@@ -39,11 +40,7 @@ async function main(): Promise<void> {
     console.log(USAGE);
     return;
   }
-  const port = numberOption(
-    "port",
-    (values.port as string | undefined) ?? process.env.SIMULATOR_PORT,
-    4100,
-  );
+  const port = numberOption("port", values.port as string | undefined, config().SIMULATOR_PORT);
   const sim = await startSimulator({
     port,
     seed: numberOption("seed", values.seed as string | undefined, 1),

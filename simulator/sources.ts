@@ -10,6 +10,8 @@ export interface SimSource {
   kind: "feed" | "stream" | "page";
   url: string;
   backfillUrl?: string;
+  /** A page observes its outlet's stream: the fallback observer of the same items (seed 000). */
+  observes?: string;
   allowPrivate: true;
   collectors: string[];
   pollIntervalSeconds?: number;
@@ -75,6 +77,7 @@ export function sourceRoutes(outlets: readonly Outlet[], base: string): Map<stri
         name: `${outlet.name} (page)`,
         kind: "page",
         url: `${base}/s/${pageId}/`,
+        ...(outlet.stream ? { observes: outlet.id } : {}),
         allowPrivate: true,
         collectors: ["A"],
         pollIntervalSeconds: PAGE_POLL_S,
