@@ -36,17 +36,19 @@ const dir = corpusDir("miniflux");
 
 describe.skipIf(!dir)("corpus: miniflux", () => {
   const root = dir ?? "";
-  const cases = readFileSync(path.join(root, "inline_cases.jsonl"), "utf8")
-    .split("\n")
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as Case)
-    .filter((c) => !c.file.endsWith(".json"));
+  // Read inside the tests: a skipped describe still runs its body.
+  const cases = () =>
+    readFileSync(path.join(root, "inline_cases.jsonl"), "utf8")
+      .split("\n")
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as Case)
+      .filter((c) => !c.file.endsWith(".json"));
   const ledger = new Ledger("miniflux");
 
   it("agrees with miniflux's assertions where the contracts meet", () => {
     const parsed = new Map<string, ParsedFeed>();
     let unmapped = 0;
-    for (const c of cases) {
+    for (const c of cases()) {
       const key = `${c.file}@${c.base_url}`;
       const feed =
         parsed.get(key) ?? parseFeed(readFileSync(path.join(root, c.file)), { url: c.base_url });

@@ -33,20 +33,22 @@ const dir = corpusDir("rss-parser");
 
 describe.skipIf(!dir)("corpus: rss-parser", () => {
   const root = dir ?? "";
-  const cases = readFileSync(path.join(root, "manifest.jsonl"), "utf8")
-    .split("\n")
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as Manifest);
+  // Read inside the tests: a skipped describe still runs its body.
+  const cases = () =>
+    readFileSync(path.join(root, "manifest.jsonl"), "utf8")
+      .split("\n")
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as Manifest);
   const ledger = new Ledger("rss-parser");
 
   it("rejects the feed rss-parser rejects, with a FeedParseError", () => {
-    for (const c of cases.filter((c) => c.expected === null && /must error/.test(c.note))) {
+    for (const c of cases().filter((c) => c.expected === null && /must error/.test(c.note))) {
       expect(() => parseFeed(readFileSync(path.join(root, c.input)))).toThrowError(FeedParseError);
     }
   });
 
   it("agrees with the expected output where the contracts meet", () => {
-    for (const c of cases) {
+    for (const c of cases()) {
       if (c.expected === null) {
         if (!/must error/.test(c.note)) parseFeed(readFileSync(path.join(root, c.input)));
         continue;
