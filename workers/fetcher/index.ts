@@ -1,19 +1,9 @@
-import { createHash } from "node:crypto";
 import type { Database } from "@/lib/db";
+import { type Attempt, attemptGet, fullFetch, header, validatorHeaders } from "./attempt";
 import { admit } from "./breaker/admit";
-import { type BreakerConfig, type BreakerState, DEFAULT_BREAKER } from "./breaker/config";
-import { disableSource } from "./breaker/disableSource";
-import { recordFailure } from "./breaker/recordFailure";
-import { recordSuccess } from "./breaker/recordSuccess";
-import { releaseProbe } from "./breaker/releaseProbe";
-import {
-  classifyError,
-  classifyStatus,
-  countsAgainstBreaker,
-  type FetchCode,
-  FetchError,
-  isSuccess,
-} from "./classify";
+import { type BreakerConfig, DEFAULT_BREAKER } from "./breaker/config";
+import type { FetchCode } from "./classify";
+import { checkHonesty } from "./honesty";
 import {
   type HttpLimits,
   type HttpResponse,
@@ -24,15 +14,10 @@ import {
 import { type OutageWatch, sharedOutageWatch } from "./outage";
 import { type RateBudget, sharedRateBudget } from "./rateBudget";
 import { recordAttempt } from "./recordAttempt";
-import {
-  DEFAULT_RETRY,
-  parseRetryAfter,
-  type RetryPolicy,
-  realRetryDeps,
-  withRetry,
-} from "./retry";
-import { DEFAULT_ROBOTS, type RobotsPolicy, robotsAllows } from "./robots";
-import { distrustValidators, loadSourceState, type SourceFetchState } from "./sourceState";
+import { DEFAULT_RETRY, type RetryPolicy, realRetryDeps, withRetry } from "./retry";
+import { DEFAULT_ROBOTS, type RobotsPolicy, robotsRefusal } from "./robots";
+import { loadSourceState, type SourceFetchState } from "./sourceState";
+import { recordVerdict, type Verdict } from "./verdict";
 
 export type { FetchCode } from "./classify";
 export { currentOutage } from "./outage";
@@ -72,7 +57,7 @@ export interface FetchSourceOptions {
   accept?: string;
 }
 
-export interface FetchResult {
+export interface FetchResult extends Verdict {
   code: FetchCode;
   status?: number;
   body?: Buffer;
@@ -85,33 +70,27 @@ export interface FetchResult {
   durationMs: number;
   /** Every hop was 301/308 and validated: the caller may store this as the source's URL. */
   permanentRedirect?: string;
-  /** Attempts that went out (0 when the breaker, a disabled source or robots stopped it). */
+  /**
+   * Requests for the source's URL, retries included: 0 when the breaker, a disabled source, or
+   * robots.txt (its answer, or the failure to read it) stopped the poll first.
+   */
   attempts: number;
   conditional: boolean;
   message?: string;
-  /** The breaker after this poll's verdict; opened when this poll opened it (for events/metrics). */
-  breaker?: { state: BreakerState; opened: boolean };
-  /** No breaker verdict was taken because a local network outage is declared. */
-  outage: boolean;
+  /** The honesty check caught the source answering 304 for a changed body (this poll). */
+  caughtLyingValidators?: boolean;
 }
 
 const FEED_ACCEPT =
   "application/rss+xml, application/atom+xml, application/rdf+xml, application/xml;q=0.9, text/xml;q=0.8, */*;q=0.1";
 const HOUR_MS = 3_600_000;
 
-interface Attempt {
-  code: FetchCode;
-  retryAfterMs?: number;
-  res?: HttpResponse;
-  message?: string;
-}
-
 /**
  * The polite pipeline a collector calls for one poll of one source, top to bottom:
- * breaker admit → robots.txt → rate budget (per hop) → conditional GET (or the honesty check's
- * unconditional one) → retries (429/5xx/timeout, full jitter; none for a half-open probe) →
- * one fetch_attempts row per attempt → outage check → breaker verdict (or disable on 404/410).
- * Never throws for the source's faults; those are codes. Database errors do throw.
+ * breaker admit → robots.txt → rate budget (per hop, inside the guarded GET) → conditional GET,
+ * or the honesty check's unconditional one → retries (429/5xx/timeout with full jitter; none for
+ * a half-open probe) → one fetch_attempts row per attempt → outage watch → breaker verdict (or
+ * disable on 404/410). The source's faults come back as codes; only database errors throw.
  */
 export async function fetchSource(
   db: Database,
@@ -129,7 +108,6 @@ export async function fetchSource(
   };
   const breaker = { ...DEFAULT_BREAKER, ...options.breaker };
   const started = deps.now();
-  const state = await loadSourceState(db, source.id, options.honestyIntervalMs ?? HOUR_MS);
   const skipped = (code: FetchCode, message: string): FetchResult => ({
     code,
     finalUrl: source.url,
@@ -138,29 +116,27 @@ export async function fetchSource(
     durationMs: deps.now() - started,
     attempts: 0,
     conditional: false,
-    message,
+    message: `fetcher: ${message}`,
     outage: false,
   });
-  if (state.disabled) return skipped("disabled", `fetcher: source ${source.id} is disabled`);
+
+  const state = await loadSourceState(db, source.id, options.honestyIntervalMs ?? HOUR_MS);
+  if (state.disabled) return skipped("disabled", `source ${source.id} is disabled`);
   const admission = await admit(db, source.id, breaker);
   if (!admission.admitted) {
     return admission.disabled
-      ? skipped("disabled", `fetcher: source ${source.id} is disabled`)
-      : skipped("breaker_open", `fetcher: breaker for ${source.id} is ${admission.state}`);
+      ? skipped("disabled", `source ${source.id} is disabled`)
+      : skipped("breaker_open", `breaker for ${source.id} is ${admission.state}`);
   }
 
-  const get = (url: string, headers: Record<string, string>, maxBytes?: number) =>
-    httpGet(url, {
-      allowPrivate: source.allowPrivate,
-      allowPrivateHosts: options.allowPrivateHosts,
-      resolver: deps.resolver,
-      headers,
-      limits: maxBytes ? { ...options.limits, maxBytes } : options.limits,
-      beforeHop: async (hop) => {
-        await deps.rateBudget.take(hop.host);
-      },
-    });
-  const record = (a: Attempt, retry: number, conditional: boolean, ms: number, extra = {}) =>
+  const get = guardedGet(source, options, deps);
+  const record = (
+    a: Attempt,
+    retry: number,
+    conditional: boolean,
+    ms: number,
+    full = fullFetch(a),
+  ) =>
     recordAttempt(db, {
       sourceId: source.id,
       collector,
@@ -171,26 +147,30 @@ export async function fetchSource(
       conditional,
       retry,
       message: a.message,
-      ...extra,
+      full,
+      unconditional200: full !== undefined && !conditional,
     });
 
-  const conditional =
-    state.trustsValidators &&
-    !state.honestyDue &&
-    (state.etag !== null || state.lastModified !== null);
+  const conditional = sendsValidators(state);
   const accept = { accept: options.accept ?? FEED_ACCEPT };
-  const headers = conditional ? { ...accept, ...validatorHeaders(state) } : accept;
   let attempts = 0;
-  let final: Attempt;
-
-  const robotsRefusal = await checkRobots(db, source.url, options.robots, (url, maxBytes) =>
-    get(url, { accept: "text/plain, */*;q=0.5" }, maxBytes),
-  );
-  if (robotsRefusal) {
-    final = robotsRefusal;
+  let caught = false;
+  let final: Attempt | null =
+    options.robots === false
+      ? null
+      : await robotsRefusal(
+          db,
+          source.url,
+          (url, maxBytes) => get(url, { accept: "text/plain, */*;q=0.5" }, maxBytes),
+          {
+            ...DEFAULT_ROBOTS,
+            ...options.robots,
+          },
+        );
+  if (final) {
     await record(final, 0, false, deps.now() - started);
-    attempts = 1;
   } else {
+    const headers = conditional ? { ...accept, ...validatorHeaders(state) } : accept;
     // A probe is one request: retrying it would send several while the breaker promises one.
     const policy = {
       ...DEFAULT_RETRY,
@@ -201,36 +181,34 @@ export async function fetchSource(
       async (retry) => {
         attempts++;
         const t0 = deps.now();
-        const attempt = await tryGet(() => get(source.url, headers), deps.now());
-        const body = attempt.res?.body;
-        const full =
-          attempt.code === "ok" && body && attempt.res
-            ? {
-                etag: header(attempt.res, "etag"),
-                lastModified: header(attempt.res, "last-modified"),
-                sha256: sha256(body),
-              }
-            : undefined;
-        await record(attempt, retry, conditional, deps.now() - t0, {
-          full,
-          unconditional200: full !== undefined && !conditional,
-        });
+        const attempt = await attemptGet(() => get(source.url, headers), t0);
+        await record(attempt, retry, conditional, deps.now() - t0);
         return attempt;
       },
       policy,
       deps,
     );
     if (final.code === "ok" && !conditional && final.res) {
-      await checkHonesty(db, source.id, state, final.res.body, () =>
-        get(source.url, { ...accept, ...validatorHeaders(state) }).then(
-          (res) => res.status,
+      const oldValidators = { ...accept, ...validatorHeaders(state) };
+      caught = await checkHonesty(db, source.id, state, final.res.body, () =>
+        get(source.url, oldValidators).then(
+          (r) => r.status,
           () => 0,
         ),
       );
     }
   }
 
-  const verdict = await judge(db, source, deps, breaker, admission.probeToken, final);
+  const host = hostOf(final.res?.finalUrl ?? source.url);
+  const verdict = await recordVerdict(
+    db,
+    source.id,
+    host,
+    final,
+    breaker,
+    deps.outage,
+    admission.probeToken,
+  );
   const res = final.res;
   return {
     code: final.code,
@@ -245,108 +223,36 @@ export async function fetchSource(
     attempts,
     conditional,
     message: final.message,
+    ...(caught ? { caughtLyingValidators: true } : {}),
     ...verdict,
   };
 }
 
-async function tryGet(run: () => Promise<HttpResponse>, now: number): Promise<Attempt> {
-  try {
-    const res = await run();
-    const code = classifyStatus(res.status);
-    const retryAfterMs = parseRetryAfter(header(res, "retry-after") ?? undefined, now);
-    const message = isSuccess(code)
-      ? undefined
-      : `fetcher: HTTP ${res.status} from ${res.finalUrl}`;
-    return { code, res, retryAfterMs, message };
-  } catch (err) {
-    return { code: classifyError(err), message: (err as Error).message };
-  }
-}
-
-/** robots.txt's verdict: null to go ahead, else the refusal as an attempt outcome. */
-async function checkRobots(
-  db: Database,
-  url: string,
-  policy: Partial<RobotsPolicy> | false | undefined,
-  get: (url: string, maxBytes: number) => Promise<HttpResponse>,
-): Promise<Attempt | null> {
-  if (policy === false) return null;
-  try {
-    const allowed = await robotsAllows(db, new URL(url), get, { ...DEFAULT_ROBOTS, ...policy });
-    if (allowed) return null;
-    return { code: "blocked_robots", message: `fetcher: robots.txt disallows ${url}` };
-  } catch (err) {
-    if (err instanceof FetchError) return { code: err.code, message: err.message };
-    if (err instanceof TypeError)
-      return { code: "blocked_ssrf", message: `fetcher: not a valid URL: ${url}` };
-    throw err;
-  }
-}
-
 /**
- * The honesty check, on an unconditional 200: if the body differs from the one the stored
- * validators describe, ask once more with those old validators. A source that answers 304 to
- * them is claiming "unchanged" about a body we just saw change: its 304s cannot be trusted, and
- * it is fetched in full from then on. Precise, unlike comparing hashes alone (the body may have
- * changed honestly since the last 304), at the cost of one extra request only when both the
- * check is due and the body changed.
+ * Send validators only when the source has some, has not been caught lying, and its periodic
+ * unconditional fetch (the honesty check) is not due.
  */
-async function checkHonesty(
-  db: Database,
-  sourceId: string,
-  state: SourceFetchState,
-  body: Buffer,
-  askWithOldValidators: () => Promise<number>,
-): Promise<void> {
-  if (!state.trustsValidators || !state.bodySha256 || sha256(body) === state.bodySha256) return;
-  if (state.etag === null && state.lastModified === null) return;
-  if ((await askWithOldValidators()) === 304) await distrustValidators(db, sourceId);
+function sendsValidators(state: SourceFetchState): boolean {
+  const has = state.etag !== null || state.lastModified !== null;
+  return has && state.trustsValidators && !state.honestyDue;
 }
 
-/** The breaker's verdict on one poll, unless our own network is to blame. */
-async function judge(
-  db: Database,
-  source: FetchTarget,
-  deps: FetcherDeps,
-  breaker: BreakerConfig,
-  probeToken: string | undefined,
-  final: Attempt,
-): Promise<Pick<FetchResult, "breaker" | "outage">> {
-  const host = safeHost(final.res?.finalUrl ?? source.url);
-  if (host) await deps.outage.observe(db, host, final.code);
-  if (isSuccess(final.code)) {
-    const state = await recordSuccess(db, source.id);
-    return { outage: false, breaker: state ? { state, opened: false } : undefined };
-  }
-  const outage = deps.outage.active();
-  let verdict: FetchResult["breaker"];
-  if (!outage && (final.code === "http_404" || final.code === "http_410")) {
-    await disableSource(db, source.id, `${final.code}: ${final.message ?? ""}`.trim());
-  } else if (!outage && countsAgainstBreaker(final.code)) {
-    const failure = await recordFailure(db, source.id, breaker, probeToken);
-    if (failure) verdict = { state: failure.state, opened: failure.opened };
-  }
-  if (probeToken && !verdict) await releaseProbe(db, source.id, probeToken);
-  return { outage, breaker: verdict };
+/** The guarded GET bound to this source's SSRF settings, its limits and the hosts' rate budget. */
+function guardedGet(source: FetchTarget, options: FetchSourceOptions, deps: FetcherDeps) {
+  return (url: string, headers: Record<string, string>, maxBytes?: number): Promise<HttpResponse> =>
+    httpGet(url, {
+      allowPrivate: source.allowPrivate,
+      allowPrivateHosts: options.allowPrivateHosts,
+      resolver: deps.resolver,
+      headers,
+      limits: maxBytes ? { ...options.limits, maxBytes } : options.limits,
+      beforeHop: async (hop) => {
+        await deps.rateBudget.take(hop.host);
+      },
+    });
 }
 
-function validatorHeaders(state: SourceFetchState): Record<string, string> {
-  const h: Record<string, string> = {};
-  if (state.etag) h["if-none-match"] = state.etag;
-  if (state.lastModified) h["if-modified-since"] = state.lastModified;
-  return h;
-}
-
-function header(res: HttpResponse, name: string): string | null {
-  const value = res.headers[name];
-  return (Array.isArray(value) ? value[0] : value) ?? null;
-}
-
-function sha256(body: Buffer): string {
-  return createHash("sha256").update(body).digest("hex");
-}
-
-function safeHost(url: string): string | null {
+function hostOf(url: string): string | null {
   try {
     return new URL(url).host;
   } catch {

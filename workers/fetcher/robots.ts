@@ -86,3 +86,29 @@ async function refresh(
       fetched_at = excluded.fetched_at, expires_at = excluded.expires_at`;
   return entry;
 }
+
+/**
+ * robots.txt's word on one URL, as a poll outcome: null to go ahead; blocked_robots; or the
+ * failure that kept robots.txt from being read (blocked_ssrf, dns, timeout …), which is the
+ * poll's outcome too.
+ */
+export async function robotsRefusal(
+  db: Database,
+  url: string,
+  get: GuardedGet,
+  policy: RobotsPolicy = DEFAULT_ROBOTS,
+): Promise<{ code: FetchCode; message: string } | null> {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return { code: "blocked_ssrf", message: `fetcher: not a valid URL: ${url.slice(0, 200)}` };
+  }
+  try {
+    if (await robotsAllows(db, target, get, policy)) return null;
+    return { code: "blocked_robots", message: `fetcher: robots.txt disallows ${url}` };
+  } catch (err) {
+    if (err instanceof FetchError) return { code: err.code, message: err.message };
+    throw err;
+  }
+}
