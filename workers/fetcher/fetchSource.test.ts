@@ -107,6 +107,17 @@ describe("conditional GET", () => {
     expect((await state(s.id)).lastPolledAt).not.toBeNull();
   });
 
+  it("Last-Modified alone is a validator too", async () => {
+    const stamp = "Mon, 30 Nov 2026 06:00:00 GMT";
+    const s = await setup("/feed", (req, res) => {
+      if (req.headers["if-modified-since"] === stamp) return void res.writeHead(304).end();
+      res.writeHead(200, { "last-modified": stamp }).end("body");
+    });
+    expect((await s.poll()).code).toBe("ok");
+    expect((await state(s.id)).lastModified).toBe(stamp);
+    expect(await s.poll()).toMatchObject({ code: "not_modified", conditional: true });
+  });
+
   it("a source that stops sending validators is fetched in full", async () => {
     let validators = true;
     const seen: (string | undefined)[] = [];
@@ -262,6 +273,31 @@ describe("the breaker around fetchSource", () => {
       .$executeRaw`UPDATE source_state SET breaker_changed_at = now() - interval '1 hour' WHERE source_id = ${s.id}`;
     expect((await s.poll()).code).toBe("ok");
     expect(await state(s.id)).toMatchObject({ breakerState: "closed", breakerFailures: 0 });
+  });
+
+  it("a probe that hangs loses its lease; the next probe decides, the late one is fenced off", async () => {
+    let calls = 0;
+    const s = await setup("/feed", (_req, res) => {
+      if (++calls === 1) return; // the first probe's request never gets an answer
+      res.end("back");
+    });
+    await db.prisma.$executeRaw`
+      INSERT INTO source_state (source_id, breaker_state, breaker_failures, breaker_changed_at)
+      VALUES (${s.id}, 'open', 3, now() - interval '1 hour')`;
+    const options = {
+      breaker: { threshold: 3, probeLeaseMs: 300 },
+      limits: { totalTimeoutMs: 1_500, headersTimeoutMs: 1_500 },
+    };
+    const hung = s.poll(options);
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await s.poll(options)).code).toBe("breaker_open"); // the probe is out
+    await new Promise((r) => setTimeout(r, 400)); // its 300 ms lease is over
+    expect((await s.poll(options)).code).toBe("ok");
+    expect((await state(s.id)).breakerState).toBe("closed");
+    const late = await hung;
+    expect(late.code).toBe("timeout");
+    expect(late.breaker?.state).toBe("closed"); // counted, but it no longer holds the probe
+    expect(calls).toBe(2);
   });
 
   it("a probe is a single attempt even when its answer is retryable", async () => {
