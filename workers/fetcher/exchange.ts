@@ -2,6 +2,7 @@ import type { LookupAddress } from "node:dns";
 import http from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
+import { Transform } from "node:stream";
 import zlib from "node:zlib";
 import { classifyError, FetchError } from "./classify";
 import type { HttpLimits, HttpResponse } from "./httpGet";
@@ -50,7 +51,7 @@ export function exchange(
     const timers: NodeJS.Timeout[] = [];
     let done = false;
     let res: http.IncomingMessage | undefined;
-    let decoder: zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | undefined;
+    let decoder: Transform | undefined;
     const finish = () => {
       done = true;
       for (const t of timers) clearTimeout(t);
@@ -113,7 +114,7 @@ export function exchange(
         .toLowerCase()
         .trim();
       if (encoding === "gzip" || encoding === "x-gzip") decoder = zlib.createGunzip();
-      else if (encoding === "deflate") decoder = zlib.createInflate();
+      else if (encoding === "deflate") decoder = createDeflateDecoder();
       else if (encoding === "br") decoder = zlib.createBrotliDecompress();
       else if (encoding !== "identity" && encoding !== "") {
         fail(new FetchError("protocol", `${url.host}: unsupported Content-Encoding ${encoding}`));
@@ -160,5 +161,36 @@ export function exchange(
       );
     });
     req.end();
+  });
+}
+
+/**
+ * "deflate" as RFC 9110 defines it is zlib-wrapped (RFC 1950), but some servers send raw RFC 1951
+ * data under that name, as browsers tolerate. The first bytes decide: a zlib header has 8 in
+ * the low nibble of its first byte and makes a 16-bit number divisible by 31.
+ */
+function createDeflateDecoder(): Transform {
+  let inner: zlib.Inflate | zlib.InflateRaw | undefined;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      if (!inner) {
+        const b0 = chunk[0] ?? 0;
+        const wrapped =
+          chunk.length >= 2 && (b0 & 0x0f) === 8 && ((b0 << 8) | (chunk[1] ?? 0)) % 31 === 0;
+        inner = wrapped ? zlib.createInflate() : zlib.createInflateRaw();
+        inner.on("data", (out: Buffer) => this.push(out));
+        inner.on("error", (err) => this.destroy(err));
+      }
+      inner.write(chunk, () => done());
+    },
+    flush(done) {
+      if (!inner) return done();
+      inner.once("end", () => done());
+      inner.end();
+    },
+    destroy(err, done) {
+      inner?.destroy();
+      done(err);
+    },
   });
 }

@@ -22,6 +22,22 @@ beforeAll(async () => {
         res.setHeader("content-encoding", "gzip");
         res.end(zlib.gzipSync("hello gzip"));
         return;
+      case "/deflate":
+        res.setHeader("content-encoding", "deflate");
+        res.end(zlib.deflateSync("hello deflate"));
+        return;
+      case "/raw-deflate":
+        res.setHeader("content-encoding", "deflate");
+        res.end(zlib.deflateRawSync("hello raw deflate"));
+        return;
+      case "/deflate-bomb":
+        res.setHeader("content-encoding", "deflate");
+        res.end(zlib.deflateRawSync(Buffer.alloc(16 * MiB)));
+        return;
+      case "/corrupt":
+        res.setHeader("content-encoding", "gzip");
+        res.end(Buffer.from("this is not gzip at all"));
+        return;
       case "/br":
         res.setHeader("content-encoding", "br");
         res.end(zlib.brotliCompressSync("hello br"));
@@ -100,8 +116,15 @@ describe("httpGet", () => {
     expect(USER_AGENT).toMatch(/^wirewatch\//);
   });
 
-  it("decompresses gzip and brotli", async () => {
+  it("decompresses gzip, deflate (zlib-wrapped or raw) and brotli", async () => {
     expect((await httpGet(`${server.origin}/gzip`, open)).body.toString()).toBe("hello gzip");
+    expect((await httpGet(`${server.origin}/deflate`, open)).body.toString()).toBe("hello deflate");
+    expect((await httpGet(`${server.origin}/raw-deflate`, open)).body.toString()).toBe(
+      "hello raw deflate",
+    );
+    const bomb = httpGet(`${server.origin}/deflate-bomb`, { ...open, limits: { maxBytes: MiB } });
+    expect(await codeOf(bomb)).toBe("too_large");
+    expect(await codeOf(httpGet(`${server.origin}/corrupt`, open))).toBe("protocol");
     expect((await httpGet(`${server.origin}/br`, open)).body.toString()).toBe("hello br");
   });
 
