@@ -6,6 +6,7 @@ import { fixedResolver, startServer, type TestServer } from "./testing/servers";
 
 const MiB = 1024 * 1024;
 let server: TestServer;
+let dripClosedAt = 0;
 const bomb = zlib.gzipSync(Buffer.alloc(64 * MiB));
 
 beforeAll(async () => {
@@ -67,7 +68,10 @@ beforeAll(async () => {
       case "/drip": {
         res.writeHead(200, { "content-type": "text/plain" });
         const t = setInterval(() => res.write("x"), 1000);
-        res.on("close", () => clearInterval(t));
+        res.on("close", () => {
+          clearInterval(t);
+          dripClosedAt = Date.now();
+        });
         res.write("x");
         return;
       }
@@ -162,6 +166,9 @@ describe("httpGet", () => {
     const took = Date.now() - t0;
     expect(took).toBeGreaterThanOrEqual(900);
     expect(took).toBeLessThan(1_800);
+    // The socket is gone too, not only the promise: the server sees the connection close.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(dripClosedAt).toBeGreaterThanOrEqual(t0);
   });
 
   it("times out a server that never sends headers", async () => {
