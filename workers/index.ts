@@ -1,0 +1,134 @@
+import type { Database } from "@/lib/db";
+import { logger } from "@/lib/logger";
+import { sleep } from "@/lib/sleep";
+import type { SourceRef } from "@/workers/collectors/sourceRef";
+import type { FetchSourceOptions } from "@/workers/fetcher";
+import { nextPollSeconds } from "@/workers/schedule/nextPoll";
+import { type RefreshOutcome, refreshFeed } from "./refreshFeed";
+import { refreshPage } from "./refreshPage";
+import { type StreamWatchOptions, watchStream } from "./watchStream";
+
+export interface WorkerOptions {
+  /** How often the list of sources is re-read (sources added or switched off meanwhile). */
+  sourcesRefreshMs?: number;
+  fetch?: FetchSourceOptions;
+  stream?: StreamWatchOptions;
+  /** A poll that brought news makes its source hot for this long (polled 4× as often). */
+  hotForMs?: number;
+}
+
+export interface Workers {
+  /** Collectors running now, as "source/collector". */
+  running(): string[];
+  /** Stops every collector: no new polls, open streams closed; resolves when all have ended. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts one collector per enabled source and named collector: feeds and pages are polled on
+ * their adaptive schedule, streams are watched continuously. The source list is re-read every
+ * `sourcesRefreshMs`, starting collectors for new sources and stopping those of removed or
+ * disabled ones. Each collector is independent: one failing source never delays another.
+ */
+export async function startWorkers(db: Database, options: WorkerOptions = {}): Promise<Workers> {
+  const log = logger().child({ part: "workers" });
+  const stopping = new AbortController();
+  const collectors = new Map<string, { abort: AbortController; done: Promise<void> }>();
+
+  const sync = async () => {
+    const sources = await db.prisma.source.findMany({
+      where: { enabled: true, kind: { in: ["feed", "page", "stream"] }, url: { not: null } },
+      include: { state: true },
+    });
+    const wanted = new Map<string, { source: SourceRef; collector: string }>();
+    for (const s of sources) {
+      if (s.state?.disabledReason) continue;
+      const ref: SourceRef = {
+        id: s.id,
+        kind: s.kind,
+        url: s.url as string,
+        allowPrivate: s.allowPrivate,
+        pollIntervalSeconds: s.pollIntervalSeconds,
+        backfillUrl: s.backfillUrl,
+        observes: s.observes,
+      };
+      for (const c of s.collectors) wanted.set(`${s.id}/${c}`, { source: ref, collector: c });
+    }
+    for (const [key, running] of collectors) {
+      if (!wanted.has(key)) {
+        running.abort.abort();
+        collectors.delete(key);
+      }
+    }
+    for (const [key, { source, collector }] of wanted) {
+      if (collectors.has(key) || stopping.signal.aborted) continue;
+      const abort = new AbortController();
+      stopping.signal.addEventListener("abort", () => abort.abort(), { once: true });
+      const run =
+        source.kind === "stream"
+          ? watchStream(db, source, collector, abort.signal, options.stream)
+          : pollLoop(db, source, collector, abort.signal, options);
+      const done = run.catch((err) => log.error({ err, key }, "collector stopped with an error"));
+      collectors.set(key, { abort, done });
+    }
+  };
+
+  await sync();
+  const refresh = setInterval(() => {
+    sync().catch((err) => log.error({ err }, "could not re-read sources"));
+  }, options.sourcesRefreshMs ?? 30_000);
+  log.info({ collectors: [...collectors.keys()] }, "workers started");
+
+  return {
+    running: () => [...collectors.keys()],
+    stop: async () => {
+      clearInterval(refresh);
+      stopping.abort();
+      await Promise.all([...collectors.values()].map((c) => c.done));
+      collectors.clear();
+      log.info("workers stopped");
+    },
+  };
+}
+
+/** Polls one feed or page by one collector until aborted. */
+async function pollLoop(
+  db: Database,
+  source: SourceRef,
+  collector: string,
+  signal: AbortSignal,
+  options: WorkerOptions,
+): Promise<void> {
+  const log = logger().child({ source: source.id, collector });
+  const refresh = source.kind === "page" ? refreshPage : refreshFeed;
+  let bodyHash: string | null = null;
+  let failures = 0;
+  let hotUntil = 0;
+  while (!signal.aborted) {
+    let outcome: RefreshOutcome | null = null;
+    try {
+      outcome = await refresh(db, source, collector, bodyHash, options.fetch);
+      bodyHash = outcome.bodyHash;
+      const ok = outcome.code === "ok" || outcome.code === "not_modified";
+      failures = ok ? 0 : failures + 1;
+      if (outcome.changed > 0) hotUntil = Date.now() + (options.hotForMs ?? 10 * 60_000);
+    } catch (err) {
+      // A database error: nothing was recorded for this poll; try again on the next one.
+      failures++;
+      log.error({ err }, "poll failed");
+    }
+    const seconds = nextPollSeconds({
+      baseSeconds: source.pollIntervalSeconds,
+      hot: Date.now() < hotUntil,
+      failures: outcome?.code === "breaker_open" ? 0 : failures,
+      maxAgeSeconds: outcome?.maxAgeSeconds,
+    });
+    await db.prisma.sourceState
+      .updateMany({
+        where: { sourceId: source.id },
+        data: { nextPollAt: new Date(Date.now() + seconds * 1000) },
+      })
+      .catch(() => undefined);
+    await sleep(seconds * 1000, signal);
+  }
+}

@@ -1,0 +1,264 @@
+import type { IncomingMessage } from "node:http";
+import { createParser, type EventSourceMessage } from "eventsource-parser";
+import { z } from "zod";
+import type { Database } from "@/lib/db";
+import { logger } from "@/lib/logger";
+import { sleep as defaultSleep } from "@/lib/sleep";
+import {
+  recordActivity,
+  recordContent,
+  recordDisconnect,
+} from "@/workers/collectors/collectorStatus";
+import { openEventStream } from "@/workers/collectors/openEventStream";
+import type { SourceRef } from "@/workers/collectors/sourceRef";
+import { FetchError } from "@/workers/fetcher/classify";
+import { httpGet, type Resolver } from "@/workers/fetcher/httpGet";
+import { sharedRateBudget } from "@/workers/fetcher/rateBudget";
+import { edit, observe, retract } from "@/workers/store";
+
+/** A primary-stream event: a new or edited item (with the source's revision), or a retraction. */
+const itemEvent = z.object({
+  type: z.literal("item"),
+  seq: z.number().int().optional(),
+  guid: z.string().min(1),
+  link: z.string().optional(),
+  revision: z.number().int().min(0).optional(),
+  title: z.string(),
+  summary: z.string().nullish(),
+  category: z.string().nullish(),
+  breaking: z.boolean().optional(),
+  instruments: z.array(z.string()).optional(),
+  language: z.string().nullish(),
+  publishedAt: z.string().nullish(),
+});
+const retractionEvent = z.object({
+  type: z.literal("retraction"),
+  seq: z.number().int().optional(),
+  guid: z.string().min(1),
+  link: z.string().optional(),
+  revision: z.number().int().min(0).optional(),
+});
+const streamEvent = z.discriminatedUnion("type", [itemEvent, retractionEvent]);
+type StreamEvent = z.infer<typeof streamEvent>;
+
+const historyPage = z.object({
+  events: z.array(z.unknown()),
+  lastSeq: z.number().int().optional(),
+  truncated: z.boolean().optional(),
+});
+
+export interface StreamWatchOptions {
+  /**
+   * No byte at all (not even a keepalive) for this long means the connection is dead even if
+   * TCP has not noticed: drop it and reconnect. 45 s is three missed 15 s keepalives.
+   */
+  idleTimeoutMs?: number;
+  /** Reconnect delays: full jitter between 0 and min(cap, base·2^n). */
+  reconnectBaseMs?: number;
+  reconnectCapMs?: number;
+  resolver?: Resolver;
+  random?: () => number;
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+/**
+ * The primary-stream collector: connect, record every keepalive as activity and every item as
+ * content, write items (origin `primary`; a revision above 1 is an edit) and retractions through
+ * the writer; when the connection drops, reconnect with backoff, and after reconnecting read the
+ * history endpoint as backfill (origin `backfill`: the writer records it and never wakes
+ * downstream for it). Runs until `signal` aborts.
+ */
+export async function watchStream(
+  db: Database,
+  source: SourceRef,
+  collector: string,
+  signal: AbortSignal,
+  options: StreamWatchOptions = {},
+): Promise<void> {
+  const log = logger().child({ source: source.id, collector });
+  const random = options.random ?? Math.random;
+  const sleep = options.sleep ?? defaultSleep;
+  let failures = 0;
+  let lastSeq: number | null = null;
+  let connectedBefore = false;
+  while (!signal.aborted) {
+    let res: IncomingMessage | null = null;
+    try {
+      res = await openEventStream(source.url, {
+        allowPrivate: source.allowPrivate,
+        resolver: options.resolver,
+        signal,
+      });
+      await recordActivity(db, source.id, collector, "connect");
+      if (connectedBefore && source.backfillUrl) {
+        lastSeq = await backfill(db, source, collector, lastSeq, options.resolver);
+      }
+      connectedBefore = true;
+      const opened = Date.now();
+      lastSeq = await consume(db, source, collector, res, lastSeq, options, signal);
+      // A connection that stayed up a while was healthy: start the backoff over.
+      if (Date.now() - opened > 30_000) failures = 0;
+    } catch (err) {
+      if (signal.aborted) break;
+      failures++;
+      const code = err instanceof FetchError ? err.code : "reset";
+      log.warn({ code, err: (err as Error).message }, "stream connection failed");
+      await recordStreamError(db, source.id, code, (err as Error).message);
+    } finally {
+      res?.destroy();
+    }
+    if (signal.aborted) break;
+    await recordDisconnect(db, source.id, collector);
+    const cap = Math.min(
+      options.reconnectCapMs ?? 60_000,
+      (options.reconnectBaseMs ?? 1_000) * 2 ** failures,
+    );
+    await sleep(random() * cap, signal);
+  }
+  await recordDisconnect(db, source.id, collector).catch(() => undefined);
+}
+
+/** Reads events until the stream ends, goes idle, or `signal` aborts. Returns the last seq seen. */
+async function consume(
+  db: Database,
+  source: SourceRef,
+  collector: string,
+  res: IncomingMessage,
+  lastSeq: number | null,
+  options: StreamWatchOptions,
+  signal: AbortSignal,
+): Promise<number | null> {
+  const idleMs = options.idleTimeoutMs ?? 45_000;
+  let seq = lastSeq;
+  const pending: (EventSourceMessage | "keepalive")[] = [];
+  const parser = createParser({
+    onEvent: (e) => pending.push(e),
+    onComment: () => pending.push("keepalive"),
+  });
+  let idle = setTimeout(
+    () => res.destroy(new FetchError("timeout", `stream silent for ${idleMs} ms`)),
+    idleMs,
+  );
+  const onAbort = () => res.destroy();
+  signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    for await (const chunk of res) {
+      clearTimeout(idle);
+      idle = setTimeout(
+        () => res.destroy(new FetchError("timeout", `stream silent for ${idleMs} ms`)),
+        idleMs,
+      );
+      parser.feed(chunk.toString("utf8"));
+      let keepalive = false;
+      const events: StreamEvent[] = [];
+      for (const message of pending.splice(0)) {
+        if (message === "keepalive") {
+          keepalive = true;
+          continue;
+        }
+        const parsed = parseEvent(message.data);
+        if (parsed) events.push(parsed);
+      }
+      if (keepalive && events.length === 0)
+        await recordActivity(db, source.id, collector, "keepalive");
+      for (const event of events) {
+        await apply(db, source, collector, event, "primary");
+        if (event.seq !== undefined) seq = Math.max(seq ?? 0, event.seq);
+      }
+      if (events.length > 0) await recordContent(db, source.id, collector);
+    }
+  } catch (err) {
+    if (!signal.aborted) throw err;
+  } finally {
+    clearTimeout(idle);
+    signal.removeEventListener("abort", onAbort);
+  }
+  if (!signal.aborted) throw new FetchError("reset", "stream ended");
+  return seq;
+}
+
+/**
+ * After a reconnect: what the stream sent while we were away, from its history endpoint. The
+ * writer treats it like any delivery (duplicates change nothing) but never notifies for it.
+ */
+async function backfill(
+  db: Database,
+  source: SourceRef,
+  collector: string,
+  since: number | null,
+  resolver?: Resolver,
+): Promise<number | null> {
+  const url = new URL(source.backfillUrl as string);
+  if (since !== null) url.searchParams.set("since", String(since));
+  const budget = sharedRateBudget();
+  const res = await httpGet(url.toString(), {
+    allowPrivate: source.allowPrivate,
+    resolver,
+    headers: { accept: "application/json" },
+    beforeHop: async (hop) => {
+      await budget.take(hop.host);
+    },
+  });
+  if (res.status !== 200) throw new FetchError("http_4xx", `backfill answered ${res.status}`);
+  const page = historyPage.parse(JSON.parse(res.body.toString("utf8")));
+  let seq = since;
+  for (const raw of page.events) {
+    const event = streamEvent.safeParse(raw);
+    if (!event.success) continue;
+    await apply(db, source, collector, event.data, "backfill");
+    if (event.data.seq !== undefined) seq = Math.max(seq ?? 0, event.data.seq);
+  }
+  if (page.truncated) {
+    logger().warn(
+      { source: source.id },
+      "backfill history was truncated: some items may be missing",
+    );
+  }
+  return page.lastSeq ?? seq;
+}
+
+function parseEvent(data: string): StreamEvent | null {
+  try {
+    const parsed = streamEvent.safeParse(JSON.parse(data));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+async function apply(
+  db: Database,
+  source: SourceRef,
+  collector: string,
+  event: StreamEvent,
+  origin: "primary" | "backfill",
+) {
+  const base = {
+    sourceId: source.id,
+    collector,
+    origin,
+    guid: event.guid,
+    link: event.link,
+    revision: event.revision,
+  };
+  if (event.type === "retraction") return retract(db, base);
+  const input = {
+    ...base,
+    title: event.title,
+    summary: event.summary ?? undefined,
+    category: event.category ?? undefined,
+    breaking: event.breaking,
+    instruments: event.instruments,
+    language: event.language ?? undefined,
+    publishedAt: event.publishedAt ?? undefined,
+  };
+  return (event.revision ?? 1) > 1 ? edit(db, input) : observe(db, input);
+}
+
+async function recordStreamError(db: Database, sourceId: string, code: string, message: string) {
+  await db.prisma.$executeRaw`
+    UPDATE source_state
+    SET last_error_code = ${code}, last_error_message = ${message.slice(0, 2_000)},
+        last_error_at = now(), updated_at = now()
+    WHERE source_id = ${sourceId}`;
+}
