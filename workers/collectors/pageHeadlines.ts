@@ -6,17 +6,28 @@ export interface PageHeadline {
   link: string;
 }
 
+/** Where news pages put their headline links: article teasers, headings, headline lists. */
+export const HEADLINE_SELECTOR = [
+  "article a[href]",
+  "h1 a[href]",
+  "h2 a[href]",
+  "h3 a[href]",
+  "a.headline[href]",
+  ".headlines a[href]",
+  "[itemprop=headline] a[href]",
+].join(", ");
+
 /**
  * Reads headlines off a rendered page, as the fallback observer sees them: a title and a link,
  * nothing else (no category, breaking flag or instruments). `selector` picks the headline
- * anchors; the default fits the usual `<article><h2><a href>…</a></h2></article>` markup.
+ * anchors; the default fits the usual markup (see HEADLINE_SELECTOR).
  * Links are resolved against the page URL; anchors without text or an http(s) link are skipped,
  * and each link counts once (the first anchor wins), since pages repeat links in teasers.
  */
 export function pageHeadlines(
   html: string,
   pageUrl: string,
-  selector = "article a[href], h1 a[href], h2 a[href], h3 a[href]",
+  selector = HEADLINE_SELECTOR,
   limit = 200,
 ): PageHeadline[] {
   const root = parse(html, { comment: false, blockTextElements: { script: false, style: false } });

@@ -92,7 +92,26 @@ describe("syncing sources and collector status", () => {
           })),
         }),
       );
-    await syncSources(db, file(["a", "b"]));
+    await syncSources(db, [
+      ...file(["a", "b"]),
+      ...parseSourcesFile(
+        JSON.stringify({
+          sources: [
+            {
+              id: "a-page",
+              name: "A's page",
+              kind: "page",
+              url: "https://a.example/",
+              observes: "a",
+            },
+            { id: "a", name: "A", kind: "feed", url: "https://a.example/rss" },
+          ],
+        }),
+      ).slice(0, 1),
+    ]);
+    expect((await db.prisma.source.findUniqueOrThrow({ where: { id: "a-page" } })).observes).toBe(
+      "a",
+    );
     await syncSources(db, file(["a"]));
     const rows = await db.prisma.source.findMany({
       orderBy: { id: "asc" },
@@ -100,6 +119,7 @@ describe("syncing sources and collector status", () => {
     });
     expect(rows.map((r) => [r.id, r.enabled, r.configOrigin, r.state !== null])).toEqual([
       ["a", true, "file", true],
+      ["a-page", false, "file", true],
       ["b", false, "file", true],
       ["dash", true, "dashboard", false],
     ]);

@@ -31,6 +31,10 @@ export async function syncSources(db: Database, sources: SourceConfig[]): Promis
         update: {},
       });
     }
+    for (const s of sources) {
+      if (s.observes)
+        await tx.source.update({ where: { id: s.id }, data: { observes: s.observes } });
+    }
     await tx.source.updateMany({
       where: { configOrigin: "file", id: { notIn: sources.map((s) => s.id) } },
       data: { enabled: false, updatedAt: new Date() },
