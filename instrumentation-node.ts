@@ -1,6 +1,7 @@
 import { ConfigError, config } from "@/lib/config";
-import { getDb } from "@/lib/db";
+import { type Database, getDb } from "@/lib/db";
 import { logger } from "@/lib/logger";
+import { ingestionRunsInline, startIngestion } from "@/workers/ingestion";
 
 /** Node runtime start: open the database (applying migrations), then start what runs inline. */
 export async function startServer(): Promise<void> {
@@ -15,8 +16,9 @@ export async function startServer(): Promise<void> {
   }
   const log = logger();
   const started = performance.now();
+  let db: Database;
   try {
-    const db = await getDb();
+    db = await getDb();
     log.info(
       { database: db.kind, location: db.location, ms: Math.round(performance.now() - started) },
       "database ready",
@@ -28,6 +30,20 @@ export async function startServer(): Promise<void> {
     return;
   }
 
-  // Inline workers start here, after the database is ready (a later issue): when enabled by
-  // configuration, start them from workers/ and stop them on shutdown.
+  if (!ingestionRunsInline(db)) {
+    log.info("ingestion runs elsewhere (npm run workers); this process serves the dashboard");
+    return;
+  }
+  // Not awaited: the server takes requests while the collectors start; the first polls and the
+  // simulator's backlog arrive within seconds.
+  startIngestion(db).then(
+    (ingestion) => {
+      const stop = async () => {
+        await ingestion.stop().catch((err) => log.error({ err }, "stopping ingestion failed"));
+      };
+      process.once("SIGTERM", () => void stop());
+      process.once("SIGINT", () => void stop());
+    },
+    (err) => log.error({ err }, "ingestion did not start"),
+  );
 }

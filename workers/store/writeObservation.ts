@@ -71,12 +71,13 @@ export async function writeObservations(
       ON CONFLICT (entry_key) DO UPDATE SET
         (quality, title, title_stamp, link, link_stamp, summary, summary_stamp,
          category, category_stamp, language, published_at, breaking, instruments, revision,
-         version, content_hash, last_result) =
+         version, content_hash, last_result, updated_at) =
         (SELECT m.quality, m.title, m.title_stamp, m.link, m.link_stamp, m.summary, m.summary_stamp,
                 m.category, m.category_stamp, m.language, m.published_at, m.breaking, m.instruments,
-                m.revision, m.version, m.content_hash, m.last_result
-         FROM news_merge(n, excluded) AS m),
-        updated_at = now()
+                m.revision, m.version, m.content_hash, m.last_result,
+                -- a stamp-only write (a newer revision saying the same) is not news
+                CASE WHEN m.version > n.version THEN now() ELSE n.updated_at END
+         FROM news_merge(n, excluded) AS m)
       WHERE n.deleted_at IS NULL
         AND excluded.quality = 'authoritative'
         AND news_merge(n, excluded) IS DISTINCT FROM n

@@ -248,8 +248,12 @@ describe("edits and ordering by the source's revision", () => {
     const id = newItem();
     const base = { ...id, ...rich, collector: "A", origin: "primary" } as const;
     await edit(db, { ...base, title: "A", revision: 1 });
+    const before = await row(id.guid);
     const same = await edit(db, { ...base, title: "A", revision: 3 });
     expect(same).toMatchObject({ result: "unchanged", version: null, notified: false });
+    const after = await row(id.guid);
+    expect(after.titleStamp).toBe(5n); // revision 3 recorded…
+    expect(after.updatedAt).toEqual(before.updatedAt); // …but it is not news
     const late = await edit(db, { ...base, title: "B", revision: 2 });
     expect(late.result).toBe("unchanged");
     expect((await row(id.guid)).title).toBe("A");

@@ -1,0 +1,68 @@
+import { config } from "@/lib/config";
+import type { Database } from "@/lib/db";
+import { logger } from "@/lib/logger";
+import { type Simulator, startSimulator } from "@/simulator/server";
+import { readSourcesFile, type SourceConfig, sourceSchema } from "@/workers/sources/sourcesFile";
+import { syncSources } from "@/workers/sources/syncSources";
+import { startWorkers, type Workers } from "./index";
+
+export interface Ingestion {
+  simulator: Simulator | null;
+  stop(): Promise<void>;
+}
+
+/**
+ * Everything ingestion needs in one process, in order: the sources file synced into the
+ * database, the newsroom simulator when nothing is configured on the embedded default (so a
+ * newcomer sees live news within a minute of `npm start`), then the collectors.
+ * stop() stops collecting first, then the simulator.
+ */
+export async function startIngestion(db: Database): Promise<Ingestion> {
+  const log = logger().child({ part: "ingestion" });
+  const settings = config();
+  const fromFile: SourceConfig[] = (await readSourcesFile(settings.WIREWATCH_CONFIG)) ?? [];
+  const fromDashboard = await db.prisma.source.count({
+    where: { enabled: true, configOrigin: "dashboard" },
+  });
+  const wantSimulator =
+    settings.WIREWATCH_SIMULATOR === "on" ||
+    (settings.WIREWATCH_SIMULATOR === "auto" &&
+      db.kind === "pglite" &&
+      fromFile.length === 0 &&
+      fromDashboard === 0);
+
+  let simulator: Simulator | null = null;
+  if (wantSimulator) {
+    simulator = await startSimulator({ port: settings.SIMULATOR_PORT }).catch((err) => {
+      if ((err as NodeJS.ErrnoException).code !== "EADDRINUSE") throw err;
+      log.warn({ port: settings.SIMULATOR_PORT }, "simulator port in use; taking a free one");
+      return startSimulator({ port: 0 });
+    });
+    log.info({ url: simulator.url }, "newsroom simulator started (no sources configured)");
+  }
+  // One sync with everything wanted: file sources that left the file, and the simulator's from a
+  // previous run when it no longer runs, are switched off (their items and history stay).
+  const simulated = simulator ? simulator.sources().map((s) => sourceSchema.parse(s)) : [];
+  await syncSources(db, [...fromFile, ...simulated]);
+
+  let workers: Workers;
+  try {
+    workers = await startWorkers(db);
+  } catch (err) {
+    await simulator?.stop();
+    throw err;
+  }
+  return {
+    simulator,
+    stop: async () => {
+      await workers.stop();
+      await simulator?.stop();
+    },
+  };
+}
+
+/** Whether this process should run ingestion, from WIREWATCH_WORKERS and the database kind. */
+export function ingestionRunsInline(db: Database): boolean {
+  const mode = config().WIREWATCH_WORKERS;
+  return mode === "inline" || (mode === "auto" && db.kind === "pglite");
+}
