@@ -9,7 +9,7 @@ export function SourcesTable({ rows }: { rows: SourceHealthRow[] }) {
     return <p className="empty">No sources configured yet.</p>;
   }
   return (
-    <table className="news sources">
+    <table className="sources">
       <thead>
         <tr>
           <th scope="col">Source</th>

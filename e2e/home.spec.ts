@@ -45,6 +45,12 @@ test("the home page lists the latest rows with version, state, origin and audit 
   await expect(page.locator("main img")).toHaveCount(0);
   expect(dialogs).toEqual([]);
 
+  // Sources and their health: the e2e source has no collector running, and says so.
+  const source = page.locator(`table.sources tr[data-source-id="${E2E_SOURCE.id}"]`);
+  await expect(source).toHaveCount(1);
+  await expect(source.locator(".badge")).toHaveText("stalled");
+  await expect(source).toContainText("no collector has reported yet");
+
   const screenshot = testInfo.outputPath("home.png");
   await page.screenshot({ path: screenshot, fullPage: true });
   await testInfo.attach("home page", { path: screenshot, contentType: "image/png" });
