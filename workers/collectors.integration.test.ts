@@ -105,6 +105,31 @@ describe("collectors against the simulator", () => {
     }
   });
 
+  it("reconnects after a reset and backfills what it missed, silently", async () => {
+    const stop = new AbortController();
+    const watcher = watchStream(db, ref("wire"), "A", stop.signal, { reconnectBaseMs: 50 });
+    try {
+      await until("the collector to connect", async () => sim.control.connections().wire === 1);
+      sim.control.inject("wire", { kind: "503" }); // refuse reconnects for now…
+      sim.control.inject("wire", { kind: "reset" }); // …and drop the open stream
+      await until("the drop", async () => !sim.control.connections().wire);
+      const missed = sim.control.publish({ outlet: "wire", title: "Missed while away" });
+      sim.control.advance(50);
+      sim.control.clear("wire");
+      const row = await until("the backfilled row", () =>
+        db.prisma.news.findFirst({ where: { sourceId: "wire", link: missed.link } }),
+      );
+      const events = await db.prisma.newsEvent.findMany({ where: { entryKey: row.entryKey } });
+      expect(events.map((e) => [e.origin, e.result])).toEqual([["backfill", "inserted"]]);
+      const state = await db.prisma.sourceState.findUniqueOrThrow({ where: { sourceId: "wire" } });
+      expect(state.lastErrorCode).toMatch(/reset|http_5xx/);
+    } finally {
+      sim.control.clear("wire");
+      stop.abort();
+      await watcher;
+    }
+  });
+
   it("polls feeds: entries written once, unchanged feeds answer 304 and count as successes", async () => {
     for (const id of ["meridian-rss", "harbour-atom", "padma-rdf"]) {
       const first = await refreshFeed(db, ref(id), "A", null, { robots: false });
