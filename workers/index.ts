@@ -122,6 +122,8 @@ async function pollLoop(
       hot: Date.now() < hotUntil,
       failures: outcome?.code === "breaker_open" ? 0 : failures,
       maxAgeSeconds: outcome?.maxAgeSeconds,
+      ttlMinutes: outcome?.ttlMinutes,
+      retryAfterSeconds: outcome?.retryAfterSeconds,
     });
     await db.prisma.sourceState
       .updateMany({

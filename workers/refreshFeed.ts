@@ -5,6 +5,7 @@ import { reportParseError } from "@/workers/collectors/reportParseError";
 import type { SourceRef } from "@/workers/collectors/sourceRef";
 import { type FetchSourceOptions, fetchSource } from "@/workers/fetcher";
 import { FeedParseError, type ParsedEntry, parseFeed } from "@/workers/parser/parseFeed";
+import { maxAgeFrom } from "@/workers/schedule/nextPoll";
 import { type WriteOutcome, writeBatch } from "@/workers/store";
 
 export interface RefreshOutcome {
@@ -12,8 +13,10 @@ export interface RefreshOutcome {
   /** Items the writer stored or improved (inserted, upgraded, updated). */
   changed: number;
   entries: number;
-  /** The source's hint for the next poll, seconds (Cache-Control max-age, Retry-After). */
+  /** The source's hints for the next poll, seconds: Cache-Control max-age, RSS ttl, Retry-After. */
   maxAgeSeconds: number | null;
+  ttlMinutes: number | null;
+  retryAfterSeconds: number | null;
   bodyHash: string | null;
 }
 
@@ -36,7 +39,9 @@ export async function refreshFeed(
     code: fetched.code,
     changed: 0,
     entries: 0,
-    maxAgeSeconds: null,
+    maxAgeSeconds: maxAgeFrom(fetched.cacheControl),
+    ttlMinutes: null,
+    retryAfterSeconds: fetched.retryAfterSeconds ?? null,
     bodyHash: previousBodyHash,
   };
   if (fetched.code === "not_modified") {
@@ -49,10 +54,12 @@ export async function refreshFeed(
   outcome.bodyHash = createHash("sha256").update(fetched.body).digest("hex");
   let entries: ParsedEntry[];
   try {
-    entries = parseFeed(fetched.body, {
+    const feed = parseFeed(fetched.body, {
       url: fetched.finalUrl,
       contentType: fetched.contentType,
-    }).entries;
+    });
+    entries = feed.entries;
+    outcome.ttlMinutes = feed.feed.ttlMinutes ?? null;
   } catch (err) {
     if (!(err instanceof FeedParseError)) throw err;
     await reportParseError(db, source.id, collector, err.message);

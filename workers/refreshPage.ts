@@ -5,6 +5,7 @@ import { pageHeadlines } from "@/workers/collectors/pageHeadlines";
 import { reportParseError } from "@/workers/collectors/reportParseError";
 import type { SourceRef } from "@/workers/collectors/sourceRef";
 import { type FetchSourceOptions, fetchSource } from "@/workers/fetcher";
+import { maxAgeFrom } from "@/workers/schedule/nextPoll";
 import { writeBatch } from "@/workers/store";
 import { countChanged, type RefreshOutcome } from "./refreshFeed";
 
@@ -31,7 +32,9 @@ export async function refreshPage(
     code: fetched.code,
     changed: 0,
     entries: 0,
-    maxAgeSeconds: null,
+    maxAgeSeconds: maxAgeFrom(fetched.cacheControl),
+    ttlMinutes: null,
+    retryAfterSeconds: fetched.retryAfterSeconds ?? null,
     bodyHash: previousBodyHash,
   };
   if (fetched.code === "not_modified") {

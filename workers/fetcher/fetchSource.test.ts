@@ -196,6 +196,22 @@ describe("retries", () => {
     ]);
   });
 
+  it("hands the source's pacing hints to the scheduler", async () => {
+    const s = await setup("/feed", (_req, res) => {
+      res.writeHead(200, { "cache-control": "public, max-age=600" });
+      res.end("ok");
+    });
+    expect(await s.poll()).toMatchObject({ code: "ok", cacheControl: "public, max-age=600" });
+    const busy = await setup(
+      "/busy",
+      (_req, res) => void res.writeHead(429, { "retry-after": "90" }).end(),
+      {
+        retry: { attempts: 1 },
+      },
+    );
+    expect(await busy.poll()).toMatchObject({ code: "http_429", retryAfterSeconds: 90 });
+  });
+
   it("a 503 is retried with jitter up to the attempt limit", async () => {
     const s = await setup("/feed", (_req, res) => void res.writeHead(503).end(), {
       deps: { random: () => 0.5 },

@@ -79,6 +79,9 @@ export interface FetchResult extends Verdict {
   message?: string;
   /** The honesty check caught the source answering 304 for a changed body (this poll). */
   caughtLyingValidators?: boolean;
+  /** The source's own pacing hints for the next poll: Retry-After, and its Cache-Control. */
+  retryAfterSeconds?: number;
+  cacheControl?: string;
 }
 
 const FEED_ACCEPT =
@@ -224,6 +227,7 @@ export async function fetchSource(
     conditional,
     message: final.message,
     ...(caught ? { caughtLyingValidators: true } : {}),
+    ...pacing(final),
     ...verdict,
   };
 }
@@ -258,4 +262,14 @@ function hostOf(url: string): string | null {
   } catch {
     return null;
   }
+}
+
+/** What the source said about when to come back: Retry-After, Cache-Control. */
+function pacing(final: Attempt): { retryAfterSeconds?: number; cacheControl?: string } {
+  const out: { retryAfterSeconds?: number; cacheControl?: string } = {};
+  if (final.retryAfterMs !== undefined)
+    out.retryAfterSeconds = Math.ceil(final.retryAfterMs / 1000);
+  const cacheControl = final.res ? header(final.res, "cache-control") : null;
+  if (cacheControl) out.cacheControl = cacheControl;
+  return out;
 }

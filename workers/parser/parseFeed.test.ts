@@ -233,3 +233,13 @@ describe("parseFeed: identity and old formats", () => {
     });
   });
 });
+
+describe("parseFeed: pacing hints", () => {
+  it("reads RSS <ttl> as minutes, ignoring nonsense", () => {
+    const rss = (ttl: string) =>
+      `<rss version="2.0"><channel><title>T</title><ttl>${ttl}</ttl><item><title>a</title></item></channel></rss>`;
+    expect(parseFeed(rss("30")).feed.ttlMinutes).toBe(30);
+    expect(parseFeed(rss("soon")).feed.ttlMinutes).toBeUndefined();
+    expect(parseFeed(rss("-5")).feed.ttlMinutes).toBeUndefined();
+  });
+});

@@ -127,7 +127,14 @@ export function readRss(root: XmlElement): Omit<ParsedFeed, "format"> {
         [NS.dc, "date"],
         [NS.atom10, "updated"],
       ]),
+      ttlMinutes: ttlMinutes(firstText(channel, [[RSS_PLAIN, "ttl"]])),
     },
     entries: items.map(readItem),
   };
+}
+
+/** RSS <ttl>: minutes the channel may be cached; a positive whole number or nothing. */
+function ttlMinutes(raw: string | undefined): number | undefined {
+  const n = Number(raw?.trim());
+  return Number.isInteger(n) && n > 0 ? n : undefined;
 }

@@ -18,7 +18,8 @@ export interface ParsedEntry {
 
 export interface ParsedFeed {
   format: FeedFormat;
-  feed: { title: string; link?: string; id?: string; updated?: string };
+  /** ttlMinutes: RSS <ttl>, how long the publisher asks readers to wait between polls. */
+  feed: { title: string; link?: string; id?: string; updated?: string; ttlMinutes?: number };
   entries: ParsedEntry[];
 }
 
