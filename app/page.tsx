@@ -1,3 +1,4 @@
+import { getDb } from "@/lib/db";
 import { LATEST_LIMIT, latestNews } from "./latestNews";
 import { NewsTable } from "./NewsTable";
 import { SourcesTable } from "./SourcesTable";
@@ -7,9 +8,22 @@ import { sourcesHealth } from "./sourceHealth";
 export const dynamic = "force-dynamic";
 
 export default async function HomePage() {
-  const [rows, sources] = await Promise.all([latestNews(), sourcesHealth()]);
+  const [rows, sources, outage] = await Promise.all([
+    latestNews(),
+    sourcesHealth(),
+    getDb().then((db) =>
+      db.prisma.networkOutage.findFirst({ where: { endedAt: null }, orderBy: { id: "desc" } }),
+    ),
+  ]);
   return (
     <main>
+      {outage ? (
+        <p className="banner outage" role="alert">
+          Local network outage since {outage.startedAt.toISOString()}: {outage.failingHosts} of{" "}
+          {outage.totalHosts} hosts failing at once. Our network, not the sources: breakers are
+          frozen and no source is disabled until it ends.
+        </p>
+      ) : null}
       <h1>Latest headlines</h1>
       <p className="lede">The {LATEST_LIMIT} most recently updated items, newest first.</p>
       <NewsTable rows={rows} />
