@@ -45,6 +45,13 @@ export async function startIngestion(db: Database): Promise<Ingestion> {
   const simulated = simulator ? simulator.sources().map((s) => sourceSchema.parse(s)) : [];
   await syncSources(db, [...fromFile, ...simulated]);
 
+  // An outage is declared and ended by the process that saw it; one left open by a process that
+  // stopped would show forever. (With several worker processes this may close another's early;
+  // it reopens on its next failing fetch.)
+  await db.prisma.$executeRaw`
+    UPDATE network_outages SET ended_at = now(), detail = concat_ws(' ', detail, '(closed at restart)')
+    WHERE ended_at IS NULL`;
+
   let workers: Workers;
   try {
     workers = await startWorkers(db);
