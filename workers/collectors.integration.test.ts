@@ -123,6 +123,14 @@ describe("collectors against the simulator", () => {
       expect(events.map((e) => [e.origin, e.result])).toEqual([["backfill", "inserted"]]);
       const state = await db.prisma.sourceState.findUniqueOrThrow({ where: { sourceId: "wire" } });
       expect(state.lastErrorCode).toMatch(/reset|http_5xx/);
+      // connects are fetch attempts too: the refused reconnects show in the error rate
+      const codes = new Set(
+        (
+          await db.prisma.fetchAttempt.findMany({ where: { sourceId: "wire", collector: "A" } })
+        ).map((a) => a.code),
+      );
+      expect(codes.has("ok")).toBe(true);
+      expect([...codes].some((c) => c === "reset" || c === "http_5xx")).toBe(true);
     } finally {
       sim.control.clear("wire");
       stop.abort();

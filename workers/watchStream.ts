@@ -83,12 +83,17 @@ export async function watchStream(
   let connectedBefore = false;
   while (!signal.aborted) {
     let res: IncomingMessage | null = null;
+    const started = Date.now();
     try {
+      // A connect is a request like any poll: it waits for the host's rate budget and is
+      // recorded as a fetch attempt, so a stream's error rate shows like a feed's.
+      await sharedRateBudget().take(new URL(source.url).host);
       res = await openEventStream(source.url, {
         allowPrivate: source.allowPrivate,
         resolver: options.resolver,
         signal,
       });
+      await recordConnect(db, source.id, collector, "ok", 200, Date.now() - started, failures);
       await recordActivity(db, source.id, collector, "connect");
       if (connectedBefore && source.backfillUrl) {
         lastSeq = await backfill(db, source, collector, lastSeq, options.resolver);
@@ -104,6 +109,19 @@ export async function watchStream(
       const code = err instanceof FetchError ? err.code : "reset";
       log.warn({ code, err: (err as Error).message }, "stream connection failed");
       await recordStreamError(db, source.id, code, (err as Error).message);
+      if (!res) {
+        const status = err instanceof FetchError ? (err.status ?? null) : null;
+        await recordConnect(
+          db,
+          source.id,
+          collector,
+          code,
+          status,
+          Date.now() - started,
+          failures - 1,
+          (err as Error).message,
+        );
+      }
     } finally {
       res?.destroy();
     }
@@ -261,4 +279,29 @@ async function recordStreamError(db: Database, sourceId: string, code: string, m
     SET last_error_code = ${code}, last_error_message = ${message.slice(0, 2_000)},
         last_error_at = now(), updated_at = now()
     WHERE source_id = ${sourceId}`;
+}
+
+async function recordConnect(
+  db: Database,
+  sourceId: string,
+  collector: string,
+  code: string,
+  status: number | null,
+  durationMs: number,
+  retry: number,
+  message?: string,
+) {
+  await db.prisma.fetchAttempt.create({
+    data: {
+      sourceId,
+      collector,
+      startedAt: new Date(Date.now() - durationMs),
+      durationMs,
+      code,
+      httpStatus: status,
+      conditional: false,
+      retry: Math.max(0, retry),
+      message: message?.slice(0, 2_000),
+    },
+  });
 }
