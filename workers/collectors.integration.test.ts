@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 import { type Simulator, startSimulator } from "@/simulator/server";
 import { sourceHealth } from "@/workers/collectors/health";
-import type { SourceRef } from "@/workers/collectors/sourceRef";
+import { type SourceRef, toSourceRef } from "@/workers/collectors/sourceRef";
 import { sourceSchema } from "@/workers/sources/sourcesFile";
 import { syncSources } from "@/workers/sources/syncSources";
 import { refreshFeed } from "./refreshFeed";
@@ -36,18 +36,7 @@ beforeAll(async () => {
   const sources = sim.sources().map((s) => sourceSchema.parse(s));
   await syncSources(db, sources);
   refs = new Map(
-    (await db.prisma.source.findMany()).map((s) => [
-      s.id,
-      {
-        id: s.id,
-        kind: s.kind,
-        url: s.url as string,
-        allowPrivate: s.allowPrivate,
-        pollIntervalSeconds: s.pollIntervalSeconds,
-        backfillUrl: s.backfillUrl,
-        observes: s.observes,
-      },
-    ]),
+    (await db.prisma.source.findMany()).map((s) => [s.id, toSourceRef(s) as SourceRef]),
   );
 });
 afterAll(async () => {

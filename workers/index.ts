@@ -1,7 +1,7 @@
 import type { Database } from "@/lib/db";
 import { logger } from "@/lib/logger";
 import { sleep } from "@/lib/sleep";
-import type { SourceRef } from "@/workers/collectors/sourceRef";
+import { type SourceRef, toSourceRef } from "@/workers/collectors/sourceRef";
 import type { FetchSourceOptions } from "@/workers/fetcher";
 import { nextPollSeconds } from "@/workers/schedule/nextPoll";
 import { type RefreshOutcome, refreshFeed } from "./refreshFeed";
@@ -33,7 +33,13 @@ export interface Workers {
 export async function startWorkers(db: Database, options: WorkerOptions = {}): Promise<Workers> {
   const log = logger().child({ part: "workers" });
   const stopping = new AbortController();
-  const collectors = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  const collectors = new Map<
+    string,
+    { abort: AbortController; done: Promise<void>; settings: string }
+  >();
+
+  // Collectors told to stop by a sync but maybe still finishing a poll: stop() waits for them too.
+  const retiring = new Set<Promise<void>>();
 
   const sync = async () => {
     const sources = await db.prisma.source.findMany({
@@ -43,21 +49,19 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
     const wanted = new Map<string, { source: SourceRef; collector: string }>();
     for (const s of sources) {
       if (s.state?.disabledReason) continue;
-      const ref: SourceRef = {
-        id: s.id,
-        kind: s.kind,
-        url: s.url as string,
-        allowPrivate: s.allowPrivate,
-        pollIntervalSeconds: s.pollIntervalSeconds,
-        backfillUrl: s.backfillUrl,
-        observes: s.observes,
-      };
+      const ref = toSourceRef(s);
+      if (!ref) continue;
       for (const c of s.collectors) wanted.set(`${s.id}/${c}`, { source: ref, collector: c });
     }
+    // A collector whose source was removed, switched off or changed (a new URL) stops; a
+    // changed one starts again below with the new settings.
     for (const [key, running] of collectors) {
-      if (!wanted.has(key)) {
+      const want = wanted.get(key);
+      if (!want || JSON.stringify(want.source) !== running.settings) {
         running.abort.abort();
         collectors.delete(key);
+        retiring.add(running.done);
+        void running.done.then(() => retiring.delete(running.done));
       }
     }
     for (const [key, { source, collector }] of wanted) {
@@ -69,7 +73,7 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
           ? watchStream(db, source, collector, abort.signal, options.stream)
           : pollLoop(db, source, collector, abort.signal, options);
       const done = run.catch((err) => log.error({ err, key }, "collector stopped with an error"));
-      collectors.set(key, { abort, done });
+      collectors.set(key, { abort, done, settings: JSON.stringify(source) });
     }
   };
 
@@ -84,7 +88,7 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
     stop: async () => {
       clearInterval(refresh);
       stopping.abort();
-      await Promise.all([...collectors.values()].map((c) => c.done));
+      await Promise.all([...[...collectors.values()].map((c) => c.done), ...retiring]);
       collectors.clear();
       log.info("workers stopped");
     },

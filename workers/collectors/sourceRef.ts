@@ -9,3 +9,25 @@ export interface SourceRef {
   /** For a page: the source whose items it shows; observations are written under it. */
   observes: string | null;
 }
+
+/** A `sources` row as a collector sees it (a source without a URL has nothing to collect). */
+export function toSourceRef(row: {
+  id: string;
+  kind: string;
+  url: string | null;
+  allowPrivate: boolean;
+  pollIntervalSeconds: number;
+  backfillUrl: string | null;
+  observes: string | null;
+}): SourceRef | null {
+  if (!row.url) return null;
+  return {
+    id: row.id,
+    kind: row.kind,
+    url: row.url,
+    allowPrivate: row.allowPrivate,
+    pollIntervalSeconds: row.pollIntervalSeconds,
+    backfillUrl: row.backfillUrl,
+    observes: row.observes,
+  };
+}
