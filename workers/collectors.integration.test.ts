@@ -83,11 +83,15 @@ describe("collectors against the simulator", () => {
         where: { entryKey: row.entryKey },
         orderBy: { id: "asc" },
       });
-      expect(events.map((e) => [e.origin, e.result])).toEqual([
+      // The second stream collector's copy, and a backfill that may have been reading the
+      // history at that moment, are recorded and change nothing.
+      const [first, second, ...rest] = events.map((e) => [e.origin, e.result]);
+      expect([first, second]).toEqual([
         ["fallback", "inserted"],
         ["primary", "upgraded"],
-        ["primary", "unchanged"],
       ]);
+      expect(rest).toContainEqual(["primary", "unchanged"]);
+      expect(rest.every(([, result]) => result === "unchanged")).toBe(true);
     } finally {
       stop.abort();
       await Promise.all(watchers);

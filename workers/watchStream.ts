@@ -64,7 +64,7 @@ export interface StreamWatchOptions {
 /**
  * The primary-stream collector: connect, record every keepalive as activity and every item as
  * content, write items (origin `primary`; a revision above 1 is an edit) and retractions through
- * the writer; when the connection drops, reconnect with backoff, and after reconnecting read the
+ * the writer; when the connection drops, reconnect with backoff, and after each connect read the
  * history endpoint as backfill (origin `backfill`: the writer records it and never wakes
  * downstream for it). Runs until `signal` aborts.
  */
@@ -80,7 +80,6 @@ export async function watchStream(
   const sleep = options.sleep ?? defaultSleep;
   let failures = 0;
   let lastSeq: number | null = null;
-  let connectedBefore = false;
   while (!signal.aborted) {
     let res: IncomingMessage | null = null;
     const started = Date.now();
@@ -95,10 +94,11 @@ export async function watchStream(
       });
       await recordConnect(db, source.id, collector, "ok", 200, Date.now() - started, failures);
       await recordActivity(db, source.id, collector, "connect");
-      if (connectedBefore && source.backfillUrl) {
+      // Every connect, the first included, reads what was sent while we were not listening
+      // (a restart is a long disconnect); duplicates of what we have change nothing.
+      if (source.backfillUrl) {
         lastSeq = await backfill(db, source, collector, lastSeq, options.resolver);
       }
-      connectedBefore = true;
       const opened = Date.now();
       lastSeq = await consume(db, source, collector, res, lastSeq, options, signal);
       // A connection that stayed up a while was healthy: start the backoff over.
