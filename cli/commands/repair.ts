@@ -1,3 +1,4 @@
+import { userInfo } from "node:os";
 import { parseArgs } from "node:util";
 import { getDb } from "@/lib/db";
 import { repairFromAudit } from "@/workers/repair/repairFromAudit";
@@ -14,7 +15,7 @@ export async function run(args: string[]): Promise<number> {
       "dry-run": { type: "boolean", default: false },
       apply: { type: "boolean", default: false },
       json: { type: "boolean", default: false },
-      actor: { type: "string", default: `cli:${process.env.USER ?? "unknown"}` },
+      actor: { type: "string", default: `cli:${userInfo().username}` },
       batch: { type: "string", default: "500" },
     },
   });
