@@ -35,7 +35,7 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
   const stopping = new AbortController();
   const collectors = new Map<
     string,
-    { abort: AbortController; done: Promise<void>; settings: string }
+    { abort: AbortController; done: Promise<void>; settings: string; ended: boolean }
   >();
 
   // Collectors told to stop by a sync but maybe still finishing a poll: stop() waits for them too.
@@ -57,7 +57,9 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
     // changed one starts again below with the new settings.
     for (const [key, running] of collectors) {
       const want = wanted.get(key);
-      if (!want || JSON.stringify(want.source) !== running.settings) {
+      // A collector that ended on its own (an error it could not get past, such as a lost
+      // database) is started again too.
+      if (!want || JSON.stringify(want.source) !== running.settings || running.ended) {
         running.abort.abort();
         collectors.delete(key);
         retiring.add(running.done);
@@ -72,8 +74,18 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
         source.kind === "stream"
           ? watchStream(db, source, collector, abort.signal, options.stream)
           : pollLoop(db, source, collector, abort.signal, options);
-      const done = run.catch((err) => log.error({ err, key }, "collector stopped with an error"));
-      collectors.set(key, { abort, done, settings: JSON.stringify(source) });
+      const entry = {
+        abort,
+        settings: JSON.stringify(source),
+        ended: false,
+        done: Promise.resolve(),
+      };
+      entry.done = run
+        .catch((err) => log.error({ err, key }, "collector stopped with an error; restarting it"))
+        .finally(() => {
+          entry.ended = true;
+        });
+      collectors.set(key, entry);
     }
   };
 

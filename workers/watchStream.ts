@@ -79,7 +79,8 @@ export async function watchStream(
   const random = options.random ?? Math.random;
   const sleep = options.sleep ?? defaultSleep;
   let failures = 0;
-  let lastSeq: number | null = null;
+  // The last event seen, kept across connections so a backfill asks only for what was missed.
+  const position = { lastSeq: null as number | null };
   while (!signal.aborted) {
     let res: IncomingMessage | null = null;
     const started = Date.now();
@@ -97,15 +98,19 @@ export async function watchStream(
       // Every connect, the first included, reads what was sent while we were not listening
       // (a restart is a long disconnect); duplicates of what we have change nothing.
       if (source.backfillUrl) {
-        lastSeq = await backfill(db, source, collector, lastSeq, options.resolver);
+        position.lastSeq = await backfill(
+          db,
+          source,
+          collector,
+          position.lastSeq,
+          options.resolver,
+        );
       }
-      const opened = Date.now();
-      lastSeq = await consume(db, source, collector, res, lastSeq, options, signal);
-      // A connection that stayed up a while was healthy: start the backoff over.
-      if (Date.now() - opened > 30_000) failures = 0;
+      await consume(db, source, collector, res, position, options, signal);
     } catch (err) {
       if (signal.aborted) break;
-      failures++;
+      // A connection that stayed up a while was healthy: its end starts the backoff over.
+      failures = res && Date.now() - started > 30_000 ? 1 : failures + 1;
       const code = err instanceof FetchError ? err.code : "reset";
       log.warn({ code, err: (err as Error).message }, "stream connection failed");
       await recordStreamError(db, source.id, code, (err as Error).message);
@@ -136,18 +141,20 @@ export async function watchStream(
   await recordDisconnect(db, source.id, collector).catch(() => undefined);
 }
 
-/** Reads events until the stream ends, goes idle, or `signal` aborts. Returns the last seq seen. */
+/**
+ * Reads events until `signal` aborts (returns) or the stream ends or goes idle (throws, so the
+ * caller reconnects). Advances `position.lastSeq` as events are applied.
+ */
 async function consume(
   db: Database,
   source: SourceRef,
   collector: string,
   res: IncomingMessage,
-  lastSeq: number | null,
+  position: { lastSeq: number | null },
   options: StreamWatchOptions,
   signal: AbortSignal,
-): Promise<number | null> {
+): Promise<void> {
   const idleMs = options.idleTimeoutMs ?? 45_000;
-  let seq = lastSeq;
   const pending: (EventSourceMessage | "keepalive")[] = [];
   const parser = createParser({
     onEvent: (e) => pending.push(e),
@@ -181,7 +188,7 @@ async function consume(
         await recordActivity(db, source.id, collector, "keepalive");
       for (const event of events) {
         await apply(db, source, collector, event, "primary");
-        if (event.seq !== undefined) seq = Math.max(seq ?? 0, event.seq);
+        if (event.seq !== undefined) position.lastSeq = Math.max(position.lastSeq ?? 0, event.seq);
       }
       if (events.length > 0) await recordContent(db, source.id, collector);
     }
@@ -192,7 +199,6 @@ async function consume(
     signal.removeEventListener("abort", onAbort);
   }
   if (!signal.aborted) throw new FetchError("reset", "stream ended");
-  return seq;
 }
 
 /**
