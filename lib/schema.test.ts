@@ -269,17 +269,79 @@ describe("the migrated database matches prisma/schema.prisma", () => {
     expectSameColumns(outage, await columnsOf("network_outages"));
   });
 
+  it("jobs, job_failures, lease_events, queue_workers and admin_audit", async () => {
+    const at = new Date("2026-07-01T10:00:00Z");
+    const job = {
+      id: 1n,
+      queue: "fetch",
+      key: "s-1/A",
+      payload: { sourceId: "s-1" },
+      sourceId: "s-1",
+      priority: 2,
+      state: "leased",
+      runAt: at,
+      attempts: 1,
+      maxAttempts: 5,
+      leaseToken: "7f0b3c1e-4a52-4e7c-9a61-3b2d1c0e9f88",
+      leaseOwner: "host:1:abc",
+      leasedAt: at,
+      leaseExpiresAt: at,
+      leaseExpired: false,
+      createdAt: at,
+      enqueuedAt: at,
+      firstFailedAt: null,
+      lastFailedAt: null,
+      lastError: null,
+      fingerprint: null,
+      deadAt: null,
+      archivedAt: null,
+      requeues: 0,
+    };
+    const j = await db.prisma.job.create({ data: job });
+    expect(j).toEqual(job);
+    expectSameColumns(j, await columnsOf("jobs"));
+    // A leased job without a lease token is refused; so is a second live job with one key.
+    await expect(
+      db.prisma.job.create({ data: { queue: "fetch", key: "x", state: "leased" } }),
+    ).rejects.toThrow();
+    await expect(
+      db.prisma.job.create({ data: { queue: "fetch", key: "s-1/A" } }),
+    ).rejects.toThrow();
+
+    const failure = await db.prisma.jobFailure.create({
+      data: { jobId: 1n, queue: "fetch", attempt: 1, kind: "error", error: { message: "x" } },
+    });
+    expectSameColumns(failure, await columnsOf("job_failures"));
+    const event = await db.prisma.leaseEvent.create({
+      data: { jobId: 1n, queue: "fetch", attempt: 1, kind: "claimed", waitMs: 3 },
+    });
+    expectSameColumns(event, await columnsOf("lease_events"));
+    const worker = await db.prisma.queueWorker.create({
+      data: { id: "host:1:abc", host: "host", pid: 1, queues: ["fetch"] },
+    });
+    expectSameColumns(worker, await columnsOf("queue_workers"));
+    const audit = await db.prisma.adminAudit.create({
+      data: { actor: "ops", action: "requeue", target: { fingerprint: "f" }, affected: 3 },
+    });
+    expectSameColumns(audit, await columnsOf("admin_audit"));
+  });
+
   it("has no table the schema does not know", async () => {
     const rows = await db.prisma.$queryRaw<{ table_name: string }[]>`
       SELECT table_name FROM information_schema.tables
       WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`;
     expect(rows.map((r) => r.table_name)).toEqual([
       "_prisma_migrations",
+      "admin_audit",
       "collector_status",
       "fetch_attempts",
+      "job_failures",
+      "jobs",
+      "lease_events",
       "network_outages",
       "news",
       "news_events",
+      "queue_workers",
       "repair_changes",
       "repair_runs",
       "robots_cache",

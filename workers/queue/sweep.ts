@@ -1,0 +1,68 @@
+import type { Database } from "@/lib/db";
+import { defaultRetryPolicy, type RetryPolicy } from "./retryPolicy";
+
+/** The masked message of an expired lease, for its fingerprint. */
+export const LEASE_EXPIRED_MESSAGE = "lease ran out";
+
+export interface SweepResult {
+  /** Jobs whose lease ran out and that are due again. */
+  returned: number;
+  /** Jobs whose lease ran out on their last attempt: parked as dead letters. */
+  parked: number;
+}
+
+/**
+ * Returns jobs whose lease ran out (by the database clock) to their queue: the first expiry is
+ * due at once, later ones after a growing delay (base · (2^(attempt-1) − 1), jittered), so a job
+ * that kills its worker every time degrades into patient retries and, after its last attempt,
+ * a dead letter. Each expiry is recorded as an 'expired' lease event (with the lease's age) and a
+ * 'lease_expired' failure in the job's history. Safe to run from every worker at once: SKIP
+ * LOCKED, and a heartbeat or completion that lands first wins (the row no longer matches).
+ */
+export async function sweep(
+  db: Database,
+  retry: RetryPolicy = defaultRetryPolicy,
+  limit = 1000,
+): Promise<SweepResult> {
+  const rows = await db.prisma.$queryRaw<{ state: string; n: number }[]>`
+    WITH expired AS (
+      SELECT id, lease_owner, leased_at FROM jobs
+      WHERE state = 'leased' AND lease_expires_at < now()
+      ORDER BY lease_expires_at
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED
+    ), swept AS (
+      UPDATE jobs j
+      SET state = CASE WHEN j.attempts >= j.max_attempts THEN 'dead' ELSE 'ready' END,
+          dead_at = CASE WHEN j.attempts >= j.max_attempts THEN now() END,
+          run_at = now() + make_interval(secs =>
+            least(${retry.maxDelaySeconds}::float8,
+                  ${retry.baseDelaySeconds}::float8 * (power(2, j.attempts - 1) - 1))
+            * (0.5 + random() / 2)),
+          lease_expired = true,
+          lease_token = NULL, lease_owner = NULL, leased_at = NULL, lease_expires_at = NULL,
+          first_failed_at = coalesce(j.first_failed_at, now()), last_failed_at = now(),
+          last_error = jsonb_build_object(
+            'code', 'lease_expired',
+            'message', 'lease held by ' || coalesce(expired.lease_owner, '?') || ' ran out after '
+                       || round(extract(epoch FROM now() - expired.leased_at)) || ' s'),
+          -- fingerprint(queue, {code: 'lease_expired', message: 'lease ran out'}) of jobError.ts
+          fingerprint = left(encode(sha256(convert_to(
+            concat_ws('|', j.queue, 'lease_expired', '', ${LEASE_EXPIRED_MESSAGE}::text), 'UTF8')), 'hex'), 16)
+      FROM expired
+      WHERE j.id = expired.id
+      RETURNING j.id, j.queue, j.attempts, j.state, j.last_error, j.fingerprint,
+                expired.lease_owner, expired.leased_at
+    ), recorded AS (
+      INSERT INTO lease_events (job_id, queue, attempt, worker_id, kind, lease_age_ms)
+      SELECT id, queue, attempts, lease_owner, 'expired',
+             floor(extract(epoch FROM now() - leased_at) * 1000)::int
+      FROM swept
+    ), history AS (
+      INSERT INTO job_failures (job_id, queue, attempt, worker_id, kind, error, fingerprint)
+      SELECT id, queue, attempts, lease_owner, 'lease_expired', last_error, fingerprint FROM swept
+    )
+    SELECT state, count(*)::int AS n FROM swept GROUP BY state`;
+  const count = (state: string) => rows.find((r) => r.state === state)?.n ?? 0;
+  return { returned: count("ready"), parked: count("dead") };
+}
