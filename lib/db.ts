@@ -138,26 +138,66 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     adapter: new PrismaPg({ connectionString: url, max: poolSize }),
   });
   const listeners = new Set<pg.Client>();
+  let dbClosed = false;
   return {
     kind: "postgres",
     location,
     prisma,
     listen: async (channel, onMessage) => {
       // LISTEN needs a connection of its own that stays open; a pooled one would be handed back.
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      client.on("notification", (msg) => {
-        if (msg.channel === channel) onMessage(msg.payload ?? "");
-      });
-      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
-      listeners.add(client);
+      // When it is lost (the server restarted), it is opened again with growing pauses; what was
+      // notified meanwhile is lost, so listeners must not depend on every notification.
+      let current: pg.Client | null = null;
+      let closed = false;
+      const connect = async (): Promise<void> => {
+        const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
+        client.on("notification", (msg) => {
+          if (msg.channel === channel) onMessage(msg.payload ?? "");
+        });
+        let lost = false;
+        const onLost = () => {
+          if (lost) return;
+          lost = true;
+          listeners.delete(client);
+          client.end().catch(() => undefined);
+          if (!closed && !dbClosed) void reconnect();
+        };
+        client.on("error", onLost);
+        client.on("end", onLost);
+        await client.connect();
+        await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+        if (closed || dbClosed) {
+          lost = true; // unlistened while connecting: this one is not wanted
+          await client.end();
+          return;
+        }
+        current = client;
+        listeners.add(client);
+      };
+      const reconnect = async () => {
+        for (let pause = 250; !closed && !dbClosed; pause = Math.min(pause * 2, 5_000)) {
+          await new Promise((r) => setTimeout(r, pause));
+          if (closed || dbClosed) return;
+          try {
+            await connect();
+            return;
+          } catch {
+            // still down; try again after a longer pause
+          }
+        }
+      };
+      await connect();
       return async () => {
+        closed = true;
+        const client = current;
+        if (!client) return;
         listeners.delete(client);
-        await client.end();
+        await client.end().catch(() => undefined);
       };
     },
     close: async () => {
-      await Promise.all([...listeners].map((c) => c.end()));
+      dbClosed = true;
+      await Promise.all([...listeners].map((c) => c.end().catch(() => undefined)));
       await prisma.$disconnect();
     },
   };

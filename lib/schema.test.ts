@@ -297,8 +297,9 @@ describe("the migrated database matches prisma/schema.prisma", () => {
       archivedAt: null,
       requeues: 0,
     };
-    const j = await db.prisma.job.create({ data: job });
-    expect(j).toEqual(job);
+    const { lastError, ...input } = job;
+    const j = await db.prisma.job.create({ data: input });
+    expect(j).toEqual({ ...job, lastError });
     expectSameColumns(j, await columnsOf("jobs"));
     // A leased job without a lease token is refused; so is a second live job with one key.
     await expect(

@@ -27,6 +27,12 @@ async function backdateLease(id: string, seconds = 3600) {
     WHERE id = ${id}::bigint`;
 }
 
+function first<T>(items: T[]): T {
+  const item = items[0];
+  if (item === undefined) throw new Error("expected at least one");
+  return item;
+}
+
 const job = (id: string) => db.prisma.job.findUniqueOrThrow({ where: { id: BigInt(id) } });
 const noRetryDelay = { baseDelaySeconds: 0, maxDelaySeconds: 0 };
 
@@ -75,11 +81,11 @@ describe("claim", () => {
 
 describe("fencing: a worker whose lease was taken over changes nothing", () => {
   async function takenOver() {
-    const [id] = await enqueue(db, "q", [{ key: "x" }]);
-    const [stale] = await claim(db, "q", "old", 1, 30);
+    const id = first(await enqueue(db, "q", [{ key: "x" }]));
+    const stale = first(await claim(db, "q", "old", 1, 30));
     await backdateLease(id);
     expect(await sweep(db, noRetryDelay)).toEqual({ returned: 1, parked: 0 });
-    const [fresh] = await claim(db, "q", "new", 1, 30);
+    const fresh = first(await claim(db, "q", "new", 1, 30));
     expect(fresh.lease.attempt).toBe(2);
     expect(fresh.reclaimed).toBe(true);
     return { id, stale, fresh };
@@ -134,11 +140,11 @@ describe("fencing: a worker whose lease was taken over changes nothing", () => {
 
 describe("fail", () => {
   it("retries with growing, jittered delay, then parks a dead letter with the full error", async () => {
-    const [id] = await enqueue(db, "parse", [{ key: "p", maxAttempts: 4 }]);
+    const id = first(await enqueue(db, "parse", [{ key: "p", maxAttempts: 4 }]));
     const delays: number[] = [];
     for (let attempt = 1; attempt <= 4; attempt++) {
       await db.prisma.$executeRaw`UPDATE jobs SET run_at = now() WHERE id = ${id}::bigint`;
-      const [c] = await claim(db, "parse", "w", 1, 30);
+      const c = first(await claim(db, "parse", "w", 1, 30));
       expect(c.lease.attempt).toBe(attempt);
       const err = Object.assign(new Error(`upstream said 503 for item ${attempt}234`), {
         code: "E_UPSTREAM",
@@ -179,7 +185,7 @@ describe("fail", () => {
 
   it("parks at once when told to", async () => {
     await enqueue(db, "q", [{ key: "bad" }]);
-    const [c] = await claim(db, "q", "w", 1, 30);
+    const c = first(await claim(db, "q", "w", 1, 30));
     expect(await fail(db, "w", c, toJobError(new TypeError("bad payload")), { park: true })).toBe(
       "dead",
     );
@@ -188,7 +194,7 @@ describe("fail", () => {
 
 describe("sweep", () => {
   it("returns expired leases, the first at once, later ones after a growing delay", async () => {
-    const [id] = await enqueue(db, "q", [{ key: "crashy", maxAttempts: 3 }]);
+    const id = first(await enqueue(db, "q", [{ key: "crashy", maxAttempts: 3 }]));
     const retry = { baseDelaySeconds: 10, maxDelaySeconds: 3600 };
     await claim(db, "q", "w1", 1, 30);
     await backdateLease(id);
@@ -222,8 +228,8 @@ describe("sweep", () => {
   });
 
   it("leaves a lease a heartbeat extended", async () => {
-    const [id] = await enqueue(db, "q", [{}]);
-    const [c] = await claim(db, "q", "w", 1, 30);
+    const id = first(await enqueue(db, "q", [{}]));
+    const c = first(await claim(db, "q", "w", 1, 30));
     await backdateLease(id);
     await heartbeat(db, "w", [c.lease], 30);
     expect(await sweep(db)).toEqual({ returned: 0, parked: 0 });

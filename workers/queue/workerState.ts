@@ -1,0 +1,43 @@
+import { hostname } from "node:os";
+import type { Database } from "@/lib/db";
+
+export interface WorkerCounters {
+  claimed: number;
+  completed: number;
+  failed: number;
+  inFlight: number;
+  lastClaimAt: Date | null;
+  lastError: string | null;
+  lastErrorAt: Date | null;
+}
+
+/** Writes a worker's state row (created on first report), stamped with the database clock. */
+export async function workerSeen(
+  db: Database,
+  id: string,
+  queues: string[],
+  state: "running" | "draining",
+  c: WorkerCounters,
+): Promise<void> {
+  await db.prisma.$executeRaw`
+    INSERT INTO queue_workers (id, host, pid, queues, state, claimed, completed, failed, in_flight,
+                               last_claim_at, last_error, last_error_at)
+    VALUES (${id}, ${hostname()}, ${process.pid}, ${queues}::text[], ${state}, ${c.claimed},
+            ${c.completed}, ${c.failed}, ${c.inFlight}, ${c.lastClaimAt}, ${c.lastError},
+            ${c.lastErrorAt})
+    ON CONFLICT (id) DO UPDATE
+    SET state = excluded.state, seen_at = now(), claimed = excluded.claimed,
+        completed = excluded.completed, failed = excluded.failed, in_flight = excluded.in_flight,
+        last_claim_at = excluded.last_claim_at, last_error = excluded.last_error,
+        last_error_at = excluded.last_error_at`;
+}
+
+/** Marks a worker stopped with its final counts. */
+export async function workerStopped(db: Database, id: string, c: WorkerCounters): Promise<void> {
+  await db.prisma.$executeRaw`
+    UPDATE queue_workers
+    SET state = 'stopped', stopped_at = now(), seen_at = now(), in_flight = 0,
+        claimed = ${c.claimed}, completed = ${c.completed}, failed = ${c.failed},
+        last_error = ${c.lastError}, last_error_at = ${c.lastErrorAt}
+    WHERE id = ${id}`;
+}
