@@ -25,7 +25,8 @@ export interface JobContext {
   signal: AbortSignal;
 }
 
-export type JobHandler = (job: ClaimedJob, context: JobContext) => Promise<JobOutcome>;
+// biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing completes its job
+export type JobHandler = (job: ClaimedJob, context: JobContext) => Promise<JobOutcome | void>;
 
 /** Thrown by a handler for a fault retrying cannot fix: the job is parked at once. */
 export class PermanentJobError extends Error {
@@ -213,7 +214,7 @@ export async function startQueueWorker(
     void (async () => {
       let outcome: JobOutcome | undefined;
       try {
-        outcome = await queueOptions.handler(job, { signal: r.abort.signal });
+        outcome = (await queueOptions.handler(job, { signal: r.abort.signal })) ?? undefined;
       } catch (err) {
         if (r.abort.signal.aborted) return; // lease given up: whatever it threw is moot
         await recordFailure(r, err, queueOptions);
