@@ -8,6 +8,7 @@ import { complete } from "./complete";
 import { JOBS_CHANNEL } from "./enqueue";
 import { fail } from "./fail";
 import { heartbeat } from "./heartbeat";
+import { housekeeping } from "./housekeeping";
 import { toJobError } from "./jobError";
 import { release } from "./release";
 import { type NextRun, reschedule } from "./reschedule";
@@ -61,6 +62,9 @@ export interface QueueWorkerOptions {
   sweepMs?: number;
   /** How often the worker's state row is written. */
   reportMs?: number;
+  /** How often this process archives expired dead letters and trims old history. */
+  housekeepingMs?: number;
+  deadLetterTtlDays?: number;
 }
 
 export interface QueueWorker {
@@ -349,6 +353,17 @@ export async function startQueueWorker(
       .catch((err) => noteError(err, "sweep"));
   }, options.sweepMs ?? 5_000);
 
+  const upkeep = setInterval(
+    () => {
+      housekeeping(db, options.deadLetterTtlDays)
+        .then((done) => {
+          if (done.archived > 0) log.info(done, "dead letters past their TTL archived");
+        })
+        .catch((err) => noteError(err, "housekeeping"));
+    },
+    options.housekeepingMs ?? 10 * 60_000,
+  );
+
   const report = (state: "running" | "draining") =>
     workerSeen(db, id, Object.keys(options.queues), state, counters).catch((err) =>
       noteError(err, "report"),
@@ -374,6 +389,7 @@ export async function startQueueWorker(
       if (stopping.signal.aborted) return;
       stopping.abort();
       clearInterval(sweeper);
+      clearInterval(upkeep);
       await Promise.all(consumers);
       await report("draining");
       const deadline = Date.now() + deadlineMs;

@@ -1,0 +1,26 @@
+import type { Database } from "@/lib/db";
+import { archiveExpiredDeadLetters } from "./deadLetters/archiveExpired";
+
+/** Lease events are for recent history (the dashboard's hours and days), not an archive. */
+export const LEASE_EVENTS_KEEP_DAYS = 3;
+/** Failures of jobs that since succeeded; a dead letter's own history is kept with it. */
+export const FAILURES_KEEP_DAYS = 30;
+
+/**
+ * The queue's periodic upkeep, run by every worker process now and then (each statement is
+ * idempotent, so overlapping runs are harmless): dead letters past their TTL are archived, old
+ * lease events and the failure history of jobs that no longer exist are trimmed.
+ */
+export async function housekeeping(
+  db: Database,
+  deadLetterTtlDays?: number,
+): Promise<{ archived: number; leaseEvents: number; failures: number }> {
+  const archived = await archiveExpiredDeadLetters(db, deadLetterTtlDays);
+  const leaseEvents = await db.prisma.$executeRaw`
+    DELETE FROM lease_events WHERE at < now() - make_interval(days => ${LEASE_EVENTS_KEEP_DAYS})`;
+  const failures = await db.prisma.$executeRaw`
+    DELETE FROM job_failures f
+    WHERE f.failed_at < now() - make_interval(days => ${FAILURES_KEEP_DAYS})
+      AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = f.job_id)`;
+  return { archived, leaseEvents, failures };
+}
