@@ -155,17 +155,28 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
           if (msg.channel === channel) onMessage(msg.payload ?? "");
         });
         let lost = false;
+        let established = false;
         const onLost = () => {
           if (lost) return;
           lost = true;
           listeners.delete(client);
           client.end().catch(() => undefined);
-          if (!closed && !dbClosed) void reconnect();
+          // Only a connection that was up starts reconnecting: a failed attempt (pg emits 'end'
+          // after a refused connect too) is retried by the loop that made it.
+          if (established && !closed && !dbClosed) void reconnect();
         };
         client.on("error", onLost);
         client.on("end", onLost);
-        await client.connect();
-        await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+        try {
+          await client.connect();
+          await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+          if (lost) throw new Error("connection lost while subscribing");
+        } catch (err) {
+          lost = true;
+          client.end().catch(() => undefined);
+          throw err;
+        }
+        established = true;
         if (closed || dbClosed) {
           lost = true; // unlistened while connecting: this one is not wanted
           await client.end();
