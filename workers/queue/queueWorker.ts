@@ -50,6 +50,11 @@ export interface QueueOptions {
   retry?: RetryPolicy;
   /** The host a job is about, for its failure fingerprint. */
   hostOf?: (job: ClaimedJob) => string | undefined;
+  /**
+   * Jobs that run until stopped (watching a stream): stop() aborts them at once and hands
+   * them back, instead of waiting out the deadline for jobs that will not finish on their own.
+   */
+  runsUntilStopped?: boolean;
 }
 
 export interface QueueWorkerOptions {
@@ -338,6 +343,23 @@ export async function startQueueWorker(
     }
   };
 
+  /** Aborts handlers and releases their leases (due at once, for another worker). */
+  const handBack = async (jobs: Running[]) => {
+    if (jobs.length === 0) return;
+    for (const r of jobs) r.abort.abort(new Error("worker stopping"));
+    try {
+      const released = await release(
+        db,
+        id,
+        jobs.map((r) => r.job.lease),
+      );
+      log.info({ released: released.length }, "leases released at stop");
+    } catch (err) {
+      log.error({ err }, "could not release leases at stop; they expire and are swept");
+    }
+    for (const r of jobs) forget(r);
+  };
+
   let unlisten: Unlisten | null = null;
   try {
     unlisten = await db.listen(JOBS_CHANNEL, (queue) => wakers.get(queue)?.());
@@ -392,6 +414,11 @@ export async function startQueueWorker(
       clearInterval(upkeep);
       await Promise.all(consumers);
       await report("draining");
+      // Jobs that only end when stopped are handed back now; the rest get until the deadline.
+      const endless = [...running.values()].filter(
+        (r) => options.queues[r.job.queue]?.runsUntilStopped,
+      );
+      await handBack(endless);
       const deadline = Date.now() + deadlineMs;
       while (running.size > 0 && Date.now() < deadline) {
         await flushCompletions();
@@ -400,21 +427,7 @@ export async function startQueueWorker(
       await flushCompletions().catch(() => undefined);
       // Past the deadline: abort what is left and hand it back now, rather than let it sit out
       // its lease.
-      const left = [...running.values()].filter((r) => !r.finished);
-      for (const r of left) r.abort.abort(new Error("worker stopping"));
-      if (left.length > 0) {
-        try {
-          const released = await release(
-            db,
-            id,
-            left.map((r) => r.job.lease),
-          );
-          log.info({ released: released.length }, "leases released at stop");
-        } catch (err) {
-          log.error({ err }, "could not release leases at stop; they expire and are swept");
-        }
-      }
-      for (const r of left) forget(r);
+      await handBack([...running.values()].filter((r) => !r.finished));
       for (const timer of heartbeats) clearInterval(timer);
       clearInterval(reporter);
       await unlisten?.().catch(() => undefined);
