@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 import { startWorkers } from "./index";
 
-// The runtime's bookkeeping: one collector per enabled source and collector name, following the
-// sources table as it changes. The URLs point at a closed local port: every fetch fails fast.
+// The runtime's bookkeeping: one frontier job per enabled source and collector name, following
+// the sources table as it changes. The URLs point at a closed local port: every fetch fails fast.
 let db: TestDatabase;
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -11,16 +11,20 @@ beforeAll(async () => {
 afterAll(() => db?.drop());
 
 const closed = "http://127.0.0.1:9/feed.xml";
-const until = async (what: string, ok: () => boolean) => {
-  const deadline = Date.now() + 5_000;
-  while (!ok()) {
+const until = async (what: string, ok: () => Promise<boolean>) => {
+  const deadline = Date.now() + 10_000;
+  while (!(await ok())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
 };
+const frontier = async () =>
+  (await db.prisma.job.findMany({ where: { queue: { in: ["fetch", "stream"] } } }))
+    .map((j) => `${j.queue}:${j.key}`)
+    .sort();
 
 describe("startWorkers", () => {
-  it("runs one collector per source and name, and follows the sources table", async () => {
+  it("keeps one frontier job per source and collector, following the sources table", async () => {
     await db.prisma.source.createMany({
       data: [
         {
@@ -34,22 +38,44 @@ describe("startWorkers", () => {
         { id: "b", name: "B", kind: "page", url: closed, allowPrivate: true },
         { id: "c", name: "C", kind: "feed", url: null },
         { id: "d", name: "D", kind: "feed", url: closed, enabled: false },
+        { id: "s", name: "S", kind: "stream", url: "http://127.0.0.1:9/events" },
       ],
     });
-    const workers = await startWorkers(db, { sourcesRefreshMs: 50, fetch: { robots: false } });
+    const workers = await startWorkers(db, {
+      sourcesRefreshMs: 50,
+      fetch: { robots: false },
+      queue: { pollMs: 50 },
+      streamRecheckMs: 100,
+    });
     try {
-      expect(workers.running().sort()).toEqual(["a/A", "a/B", "b/A"]);
+      expect(await frontier()).toEqual(["fetch:a/A", "fetch:a/B", "fetch:b/A", "stream:s/A"]);
+      // Each poll ran once and was rescheduled for later (failures back off), not repeated.
+      await until("the first polls", async () => {
+        const due = await db.prisma.job.count({
+          where: { queue: "fetch", state: "ready", runAt: { gt: new Date(Date.now() + 5_000) } },
+        });
+        return due === 3;
+      });
       await db.prisma.source.update({ where: { id: "a" }, data: { collectors: ["A"] } });
       await db.prisma.source.update({ where: { id: "d" }, data: { enabled: true } });
       await db.prisma.source.update({ where: { id: "b" }, data: { enabled: false } });
-      await until("the changes", () => workers.running().sort().join() === "a/A,d/A");
+      await db.prisma.source.update({ where: { id: "s" }, data: { enabled: false } });
+      await until("the changes", async () => (await frontier()).join() === "fetch:a/A,fetch:d/A");
     } finally {
       await workers.stop();
     }
-    expect(workers.running()).toEqual([]);
+    // Nothing is left leased by a stopped runtime.
+    expect(await db.prisma.job.count({ where: { state: "leased" } })).toBe(0);
     // the failing fetches were recorded, not thrown
     expect(
       await db.prisma.fetchAttempt.count({ where: { sourceId: "a", code: "connect" } }),
     ).toBeGreaterThan(0);
+    const failures = await db.prisma.fetchAttempt.groupBy({
+      by: ["sourceId", "collector"],
+      where: { sourceId: "a" },
+      _count: true,
+    });
+    // One poll per collector so far: the failure schedules the next one for later.
+    for (const f of failures) expect(f._count).toBe(1);
   });
 });

@@ -1,152 +1,95 @@
 import type { Database } from "@/lib/db";
 import { logger } from "@/lib/logger";
-import { sleep } from "@/lib/sleep";
-import { type SourceRef, toSourceRef } from "@/workers/collectors/sourceRef";
 import type { FetchSourceOptions } from "@/workers/fetcher";
-import { nextPollSeconds } from "@/workers/schedule/nextPoll";
-import { type RefreshOutcome, refreshFeed } from "./refreshFeed";
-import { refreshPage } from "./refreshPage";
-import { type StreamWatchOptions, watchStream } from "./watchStream";
+import {
+  type QueueWorker,
+  type QueueWorkerOptions,
+  startQueueWorker,
+} from "@/workers/queue/queueWorker";
+import { fetchStage } from "./stages/fetchStage";
+import { FETCH_QUEUE, STREAM_QUEUE, syncFrontier } from "./stages/frontier";
+import { streamStage } from "./stages/streamStage";
+import {
+  createWriteBuffer,
+  type WriteBufferOptions,
+  type WriteBufferStats,
+} from "./stages/writeBuffer";
+import type { StreamWatchOptions } from "./watchStream";
 
 export interface WorkerOptions {
-  /** How often the list of sources is re-read (sources added or switched off meanwhile). */
+  /** How often the frontier is synced with the sources table (sources added or switched off). */
   sourcesRefreshMs?: number;
   fetch?: FetchSourceOptions;
   stream?: StreamWatchOptions;
+  /** How often a watched stream checks that its source is still wanted (default 15 s). */
+  streamRecheckMs?: number;
   /** A poll that brought news makes its source hot for this long (polled 4× as often). */
   hotForMs?: number;
+  /** Feed and page polls at once in this process. */
+  fetchConcurrency?: number;
+  buffer?: WriteBufferOptions;
+  /** Queue runtime settings (poll, sweep and report intervals; a fixed worker id). */
+  queue?: Omit<QueueWorkerOptions, "queues">;
+  /** How long stop() lets work in flight finish before handing it back. */
+  stopDeadlineMs?: number;
 }
 
 export interface Workers {
-  /** Collectors running now, as "source/collector". */
-  running(): string[];
-  /** Stops every collector: no new polls, open streams closed; resolves when all have ended. */
+  /** This process's worker id (queue_workers.id, lease_owner). */
+  id: string;
+  queue: QueueWorker;
+  buffer(): WriteBufferStats;
+  /** Syncs the frontier with the sources table now (it also runs every sourcesRefreshMs). */
+  syncFrontier(): Promise<void>;
+  /** Stops claiming, lets polls in flight finish (until the deadline), hands back the rest,
+   *  closes open streams, then writes what is buffered. */
   stop(): Promise<void>;
 }
 
 /**
- * Starts one collector per enabled source and named collector: feeds and pages are polled on
- * their adaptive schedule, streams are watched continuously. The source list is re-read every
- * `sourcesRefreshMs`, starting collectors for new sources and stopping those of removed or
- * disabled ones. Each collector is independent: one failing source never delays another.
+ * Ingestion on the queues: the frontier (one `fetch` job per feed/page source and collector, one
+ * `stream` job per stream source and collector) kept in step with the sources table, and this
+ * process's worker claiming from both. Fetch and stream hand their deliveries to one bounded
+ * write buffer, drained by the store stage (the writer). Any number of processes can run this
+ * against one PostgreSQL: leases make each poll and each stream one worker's at a time.
  */
 export async function startWorkers(db: Database, options: WorkerOptions = {}): Promise<Workers> {
   const log = logger().child({ part: "workers" });
-  const stopping = new AbortController();
-  const collectors = new Map<
-    string,
-    { abort: AbortController; done: Promise<void>; settings: string; ended: boolean }
-  >();
-
-  // Collectors told to stop by a sync but maybe still finishing a poll: stop() waits for them too.
-  const retiring = new Set<Promise<void>>();
-
+  const buffer = createWriteBuffer(db, options.buffer);
   const sync = async () => {
-    const sources = await db.prisma.source.findMany({
-      where: { enabled: true, kind: { in: ["feed", "page", "stream"] }, url: { not: null } },
-      include: { state: true },
-    });
-    const wanted = new Map<string, { source: SourceRef; collector: string }>();
-    for (const s of sources) {
-      if (s.state?.disabledReason) continue;
-      const ref = toSourceRef(s);
-      if (!ref) continue;
-      for (const c of s.collectors) wanted.set(`${s.id}/${c}`, { source: ref, collector: c });
-    }
-    // A collector whose source was removed, switched off or changed (a new URL) stops; a
-    // changed one starts again below with the new settings.
-    for (const [key, running] of collectors) {
-      const want = wanted.get(key);
-      // A collector that ended on its own (an error it could not get past, such as a lost
-      // database) is started again too.
-      if (!want || JSON.stringify(want.source) !== running.settings || running.ended) {
-        running.abort.abort();
-        collectors.delete(key);
-        retiring.add(running.done);
-        void running.done.then(() => retiring.delete(running.done));
-      }
-    }
-    for (const [key, { source, collector }] of wanted) {
-      if (collectors.has(key) || stopping.signal.aborted) continue;
-      const abort = new AbortController();
-      stopping.signal.addEventListener("abort", () => abort.abort(), { once: true });
-      const run =
-        source.kind === "stream"
-          ? watchStream(db, source, collector, abort.signal, options.stream)
-          : pollLoop(db, source, collector, abort.signal, options);
-      const entry = {
-        abort,
-        settings: JSON.stringify(source),
-        ended: false,
-        done: Promise.resolve(),
-      };
-      entry.done = run
-        .catch((err) => log.error({ err, key }, "collector stopped with an error; restarting it"))
-        .finally(() => {
-          entry.ended = true;
-        });
-      collectors.set(key, entry);
-    }
+    const frontier = await syncFrontier(db);
+    log.debug(frontier, "frontier synced");
   };
-
   await sync();
+  const queue = await startQueueWorker(db, {
+    ...options.queue,
+    queues: {
+      [FETCH_QUEUE]: fetchStage(db, buffer.write, {
+        fetch: options.fetch,
+        concurrency: options.fetchConcurrency,
+        hotForMs: options.hotForMs,
+      }),
+      [STREAM_QUEUE]: streamStage(db, buffer.write, {
+        stream: options.stream,
+        recheckMs: options.streamRecheckMs,
+      }),
+    },
+  });
   const refresh = setInterval(() => {
-    sync().catch((err) => log.error({ err }, "could not re-read sources"));
+    sync().catch((err) => log.error({ err }, "could not sync the frontier with the sources"));
   }, options.sourcesRefreshMs ?? 30_000);
-  log.info({ collectors: [...collectors.keys()] }, "workers started");
+  log.info({ worker: queue.id }, "workers started");
 
   return {
-    running: () => [...collectors.keys()],
+    id: queue.id,
+    queue,
+    buffer: () => buffer.stats(),
+    syncFrontier: sync,
     stop: async () => {
       clearInterval(refresh);
-      stopping.abort();
-      await Promise.all([...[...collectors.values()].map((c) => c.done), ...retiring]);
-      collectors.clear();
-      log.info("workers stopped");
+      await queue.stop(options.stopDeadlineMs ?? 10_000);
+      await buffer.close();
+      log.info({ buffer: buffer.stats() }, "workers stopped");
     },
   };
-}
-
-/** Polls one feed or page by one collector until aborted. */
-async function pollLoop(
-  db: Database,
-  source: SourceRef,
-  collector: string,
-  signal: AbortSignal,
-  options: WorkerOptions,
-): Promise<void> {
-  const log = logger().child({ source: source.id, collector });
-  const refresh = source.kind === "page" ? refreshPage : refreshFeed;
-  let bodyHash: string | null = null;
-  let failures = 0;
-  let hotUntil = 0;
-  while (!signal.aborted) {
-    let outcome: RefreshOutcome | null = null;
-    try {
-      outcome = await refresh(db, source, collector, bodyHash, options.fetch);
-      bodyHash = outcome.bodyHash;
-      const ok = outcome.code === "ok" || outcome.code === "not_modified";
-      failures = ok ? 0 : failures + 1;
-      if (outcome.changed > 0) hotUntil = Date.now() + (options.hotForMs ?? 10 * 60_000);
-    } catch (err) {
-      // A database error: nothing was recorded for this poll; try again on the next one.
-      failures++;
-      log.error({ err }, "poll failed");
-    }
-    const seconds = nextPollSeconds({
-      baseSeconds: source.pollIntervalSeconds,
-      hot: Date.now() < hotUntil,
-      failures: outcome?.code === "breaker_open" ? 0 : failures,
-      maxAgeSeconds: outcome?.maxAgeSeconds,
-      ttlMinutes: outcome?.ttlMinutes,
-      retryAfterSeconds: outcome?.retryAfterSeconds,
-    });
-    await db.prisma.sourceState
-      .updateMany({
-        where: { sourceId: source.id },
-        data: { nextPollAt: new Date(Date.now() + seconds * 1000) },
-      })
-      .catch(() => undefined);
-    await sleep(seconds * 1000, signal);
-  }
 }

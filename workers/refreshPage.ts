@@ -3,6 +3,7 @@ import { pageHeadlines } from "@/workers/collectors/pageHeadlines";
 import { pollOnce, type RefreshOutcome } from "@/workers/collectors/pollOnce";
 import type { SourceRef } from "@/workers/collectors/sourceRef";
 import type { FetchSourceOptions } from "@/workers/fetcher";
+import type { Writer } from "@/workers/store";
 
 const HTML_ACCEPT = "text/html, application/xhtml+xml;q=0.9, */*;q=0.1";
 
@@ -18,26 +19,35 @@ export function refreshPage(
   collector: string,
   previousBodyHash: string | null,
   fetchOptions: FetchSourceOptions = {},
+  write?: Writer,
 ): Promise<RefreshOutcome> {
   const options = { accept: HTML_ACCEPT, ...fetchOptions };
-  return pollOnce(db, source, collector, previousBodyHash, options, (fetched) => {
-    const html = fetched.body.toString("utf8");
-    if (!/<(html|body|article|a)\b/i.test(html)) {
-      return { unreadable: "page observer: the body is not an HTML page" };
-    }
-    const observedAt = new Date();
-    return {
-      deliveries: pageHeadlines(html, fetched.finalUrl).map((h) => ({
-        kind: "observe" as const,
-        input: {
-          sourceId: source.observes ?? source.id,
-          collector,
-          origin: "fallback",
-          link: h.link,
-          title: h.title,
-          observedAt,
-        },
-      })),
-    };
-  });
+  return pollOnce(
+    db,
+    source,
+    collector,
+    previousBodyHash,
+    options,
+    (fetched) => {
+      const html = fetched.body.toString("utf8");
+      if (!/<(html|body|article|a)\b/i.test(html)) {
+        return { unreadable: "page observer: the body is not an HTML page" };
+      }
+      const observedAt = new Date();
+      return {
+        deliveries: pageHeadlines(html, fetched.finalUrl).map((h) => ({
+          kind: "observe" as const,
+          input: {
+            sourceId: source.observes ?? source.id,
+            collector,
+            origin: "fallback",
+            link: h.link,
+            title: h.title,
+            observedAt,
+          },
+        })),
+      };
+    },
+    write,
+  );
 }

@@ -14,7 +14,7 @@ import type { SourceRef } from "@/workers/collectors/sourceRef";
 import { FetchError } from "@/workers/fetcher/classify";
 import { httpGet, type Resolver } from "@/workers/fetcher/httpGet";
 import { sharedRateBudget } from "@/workers/fetcher/rateBudget";
-import { edit, observe, retract } from "@/workers/store";
+import { type Delivery, type Writer, writeBatch } from "@/workers/store";
 
 /** A primary-stream event: a new or edited item (with the source's revision), or a retraction. */
 const itemEvent = z.object({
@@ -59,6 +59,8 @@ export interface StreamWatchOptions {
   resolver?: Resolver;
   random?: () => number;
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Where events go: writeBatch by default; the stages pass the write buffer. */
+  write?: Writer;
 }
 
 /**
@@ -104,6 +106,7 @@ export async function watchStream(
           collector,
           position.lastSeq,
           options.resolver,
+          writerOf(db, options),
         );
       }
       await consume(db, source, collector, res, position, options, signal);
@@ -187,7 +190,7 @@ async function consume(
       if (keepalive && events.length === 0)
         await recordActivity(db, source.id, collector, "keepalive");
       for (const event of events) {
-        await apply(db, source, collector, event, "primary");
+        await apply(writerOf(db, options), source, collector, event, "primary");
         if (event.seq !== undefined) position.lastSeq = Math.max(position.lastSeq ?? 0, event.seq);
       }
       if (events.length > 0) await recordContent(db, source.id, collector);
@@ -210,7 +213,8 @@ async function backfill(
   source: SourceRef,
   collector: string,
   since: number | null,
-  resolver?: Resolver,
+  resolver: Resolver | undefined,
+  write: Writer,
 ): Promise<number | null> {
   const url = new URL(source.backfillUrl as string);
   if (since !== null) url.searchParams.set("since", String(since));
@@ -229,7 +233,7 @@ async function backfill(
   for (const raw of page.events) {
     const event = streamEvent.safeParse(raw);
     if (!event.success) continue;
-    await apply(db, source, collector, event.data, "backfill");
+    await apply(write, source, collector, event.data, "backfill");
     if (event.data.seq !== undefined) seq = Math.max(seq ?? 0, event.data.seq);
   }
   if (page.truncated) {
@@ -250,8 +254,12 @@ function parseEvent(data: string): StreamEvent | null {
   }
 }
 
+function writerOf(db: Database, options: StreamWatchOptions): Writer {
+  return options.write ?? ((deliveries) => writeBatch(db, deliveries));
+}
+
 async function apply(
-  db: Database,
+  write: Writer,
   source: SourceRef,
   collector: string,
   event: StreamEvent,
@@ -265,18 +273,23 @@ async function apply(
     link: event.link,
     revision: event.revision,
   };
-  if (event.type === "retraction") return retract(db, base);
-  const input = {
-    ...base,
-    title: event.title,
-    summary: event.summary ?? undefined,
-    category: event.category ?? undefined,
-    breaking: event.breaking,
-    instruments: event.instruments,
-    language: event.language ?? undefined,
-    publishedAt: event.publishedAt ?? undefined,
-  };
-  return (event.revision ?? 1) > 1 ? edit(db, input) : observe(db, input);
+  let delivery: Delivery;
+  if (event.type === "retraction") delivery = { kind: "retract", input: base };
+  else {
+    const input = {
+      ...base,
+      title: event.title,
+      summary: event.summary ?? undefined,
+      category: event.category ?? undefined,
+      breaking: event.breaking,
+      instruments: event.instruments,
+      language: event.language ?? undefined,
+      publishedAt: event.publishedAt ?? undefined,
+    };
+    delivery = { kind: (event.revision ?? 1) > 1 ? "edit" : "observe", input };
+  }
+  const [outcome] = await write([delivery]);
+  return outcome;
 }
 
 async function recordStreamError(db: Database, sourceId: string, code: string, message: string) {

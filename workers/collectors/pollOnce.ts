@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { Database } from "@/lib/db";
 import { type FetchResult, type FetchSourceOptions, fetchSource } from "@/workers/fetcher";
 import { maxAgeFrom } from "@/workers/schedule/nextPoll";
-import { type Delivery, writeBatch } from "@/workers/store";
+import { type Delivery, type Writer, writeBatch } from "@/workers/store";
 import { recordActivity, recordContent } from "./collectorStatus";
 import { reportParseError } from "./reportParseError";
 import type { SourceRef } from "./sourceRef";
@@ -26,7 +26,7 @@ export type BodyReading = { deliveries: Delivery[]; ttlMinutes?: number } | { un
  * The part every polled source shares: the polite fetch (breaker, robots, rate budget,
  * conditional GET, retries, all recorded) → a 304 is activity → a body is read by `read` → an
  * unreadable body is recorded and held against the breaker → the deliveries go through the
- * writer in one batch → activity, and content when the body changed since this collector's last
+ * writer in one batch (`write`: by default writeBatch; the stages pass the write buffer) → activity, and content when the body changed since this collector's last
  * look (the first look counts when it brought anything new).
  */
 export async function pollOnce(
@@ -36,6 +36,7 @@ export async function pollOnce(
   previousBodyHash: string | null,
   fetchOptions: FetchSourceOptions,
   read: (fetched: FetchResult & { body: Buffer }) => BodyReading,
+  write: Writer = (deliveries) => writeBatch(db, deliveries),
 ): Promise<RefreshOutcome> {
   const fetched = await fetchSource(db, source, collector, fetchOptions);
   const outcome: RefreshOutcome = {
@@ -61,7 +62,7 @@ export async function pollOnce(
     return { ...outcome, code: "parse_error" };
   }
   outcome.ttlMinutes = reading.ttlMinutes ?? null;
-  const written = await writeBatch(db, reading.deliveries);
+  const written = await write(reading.deliveries);
   outcome.entries = reading.deliveries.length;
   outcome.changed = written.filter((o) =>
     ["inserted", "upgraded", "updated"].includes(o.result),

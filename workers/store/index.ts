@@ -38,6 +38,9 @@ export interface Delivery {
   input: unknown;
 }
 
+/** Something that writes deliveries: writeBatch itself, or the write buffer in front of it. */
+export type Writer = (deliveries: Delivery[]) => Promise<WriteOutcome[]>;
+
 async function writeOne(db: Database, delivery: Delivery): Promise<WriteOutcome> {
   const [outcome] = await writeBatch(db, [delivery]);
   return outcome as WriteOutcome;
@@ -83,7 +86,7 @@ export async function writeBatch(db: Database, deliveries: Delivery[]): Promise<
   return outcomes;
 }
 
-type Writer = (db: Database, batch: NormalizedObservation[]) => Promise<WriteOutcome[]>;
+type RoundWriter = (db: Database, batch: NormalizedObservation[]) => Promise<WriteOutcome[]>;
 
 /**
  * Writes a round in one statement. If the statement fails because some delivery names an unknown
@@ -93,7 +96,7 @@ type Writer = (db: Database, batch: NormalizedObservation[]) => Promise<WriteOut
 async function writeOrIsolate(
   db: Database,
   part: { at: number; obs: NormalizedObservation }[],
-  write: Writer,
+  write: RoundWriter,
   deliveries: Delivery[],
 ): Promise<WriteOutcome[]> {
   try {

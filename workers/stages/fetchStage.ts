@@ -1,0 +1,82 @@
+import type { Database } from "@/lib/db";
+import type { FetchSourceOptions } from "@/workers/fetcher";
+import type { QueueOptions } from "@/workers/queue/queueWorker";
+import { nextPollSeconds } from "@/workers/schedule/nextPoll";
+import type { Writer } from "@/workers/store";
+import { refreshFeed } from "../refreshFeed";
+import { refreshPage } from "../refreshPage";
+import { type CollectorPayload, wantedSource } from "./frontier";
+
+export interface FetchStageOptions {
+  fetch?: FetchSourceOptions;
+  /** Polls of feeds and pages at once in this process. */
+  concurrency?: number;
+  /** A poll that brought news makes its source hot for this long (polled 4× as often). */
+  hotForMs?: number;
+}
+
+/**
+ * The fetch stage: one poll of one feed or page per job, off the frontier. Fetch (breaker,
+ * robots, rate budget, conditional GET, retries) → parse/clean → the deliveries into the write
+ * buffer, waiting until they are written (so the job completes only once they are durable) →
+ * the job is rescheduled for the source's next poll, carrying what the next poll needs (body
+ * hash, failures, hot until). A source's own failures (HTTP errors, parse errors) are outcomes
+ * that back its schedule off; only what the stage cannot handle (a lost database) throws, and the
+ * queue retries it. Hot sources are claimed first (priority 1).
+ */
+export function fetchStage(
+  db: Database,
+  write: Writer,
+  options: FetchStageOptions = {},
+): QueueOptions {
+  return {
+    concurrency: options.concurrency ?? 8,
+    leaseSeconds: 60,
+    retry: { baseDelaySeconds: 5, maxDelaySeconds: 15 * 60 },
+    hostOf: (job) => (job.payload as unknown as CollectorPayload).host,
+    handler: async (job) => {
+      const state = job.payload as unknown as CollectorPayload;
+      const source = await wantedSource(db, state);
+      // Removed, switched off or no longer collected by this collector: the job ends here (the
+      // frontier sync adds it again if the source comes back).
+      if (!source || (source.kind !== "feed" && source.kind !== "page")) return;
+      const refresh = source.kind === "page" ? refreshPage : refreshFeed;
+      const outcome = await refresh(
+        db,
+        source,
+        state.collector,
+        state.bodyHash ?? null,
+        options.fetch,
+        write,
+      );
+      const ok = outcome.code === "ok" || outcome.code === "not_modified";
+      const failures = ok ? 0 : (state.failures ?? 0) + 1;
+      const hotUntil =
+        outcome.changed > 0
+          ? Date.now() + (options.hotForMs ?? 10 * 60_000)
+          : (state.hotUntil ?? 0);
+      const hot = Date.now() < hotUntil;
+      const seconds = nextPollSeconds({
+        baseSeconds: source.pollIntervalSeconds,
+        hot,
+        // An open breaker already spaces its probes; backing off on top would double it.
+        failures: outcome.code === "breaker_open" ? 0 : failures,
+        maxAgeSeconds: outcome.maxAgeSeconds,
+        ttlMinutes: outcome.ttlMinutes,
+        retryAfterSeconds: outcome.retryAfterSeconds,
+      });
+      await db.prisma.sourceState.updateMany({
+        where: { sourceId: source.id },
+        data: { nextPollAt: new Date(Date.now() + seconds * 1000) },
+      });
+      const next: CollectorPayload = { ...state, bodyHash: outcome.bodyHash, failures, hotUntil };
+      return {
+        reschedule: {
+          delaySeconds: seconds,
+          priority: hot ? 1 : 0,
+          payload: next,
+        },
+      };
+    },
+  };
+}

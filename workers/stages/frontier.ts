@@ -1,0 +1,72 @@
+import type { Database } from "@/lib/db";
+import { toSourceRef } from "@/workers/collectors/sourceRef";
+import { enqueue, type JobInput } from "@/workers/queue/enqueue";
+import { hostOf } from "@/workers/queue/jobError";
+
+/** The stage queues ingestion runs on (the spec's fetch → parse/clean → store, seed 002). */
+export const FETCH_QUEUE = "fetch";
+export const STREAM_QUEUE = "stream";
+
+/** A collector's job: which source, by which collector; the rest is state between runs. */
+export type CollectorPayload = {
+  sourceId: string;
+  collector: string;
+  /** For failure fingerprints (a source id is not a host). */
+  host?: string;
+  bodyHash?: string | null;
+  failures?: number;
+  /** Epoch ms until which the source is hot (polled 4× as often, claimed first). */
+  hotUntil?: number;
+};
+
+/**
+ * The frontier, from the sources table: one recurring `fetch` job per enabled feed or page
+ * source and collector name, one long-running `stream` job per stream source and collector.
+ * Idempotent (enqueue is keyed "source/collector", so existing jobs keep their due time and
+ * state); jobs of sources removed or switched off that are waiting are deleted, and a running one
+ * ends itself when its handler finds its source gone. Every ingestion process runs this now and
+ * then; they agree.
+ */
+export async function syncFrontier(db: Database): Promise<{ fetch: string[]; stream: string[] }> {
+  const sources = await db.prisma.source.findMany({
+    where: { enabled: true, kind: { in: ["feed", "page", "stream"] }, url: { not: null } },
+    include: { state: true },
+  });
+  const wanted: Record<string, JobInput[]> = { [FETCH_QUEUE]: [], [STREAM_QUEUE]: [] };
+  for (const s of sources) {
+    if (s.state?.disabledReason) continue;
+    const ref = toSourceRef(s);
+    if (!ref) continue;
+    const queue = ref.kind === "stream" ? STREAM_QUEUE : FETCH_QUEUE;
+    for (const collector of s.collectors) {
+      const payload: CollectorPayload = { sourceId: s.id, collector, host: hostOf(ref.url) };
+      wanted[queue]?.push({
+        key: `${s.id}/${collector}`,
+        sourceId: s.id,
+        payload,
+        maxAttempts: 10,
+      });
+    }
+  }
+  const keys: Record<string, string[]> = {};
+  for (const [queue, jobs] of Object.entries(wanted)) {
+    await enqueue(db, queue, jobs);
+    keys[queue] = jobs.map((j) => j.key as string);
+    await db.prisma.$executeRaw`
+      DELETE FROM jobs
+      WHERE queue = ${queue} AND state = 'ready' AND NOT (key = ANY(${keys[queue]}::text[]))`;
+  }
+  return { fetch: keys[FETCH_QUEUE] ?? [], stream: keys[STREAM_QUEUE] ?? [] };
+}
+
+/** The source a collector job is about, if it is still to be collected by that collector. */
+export async function wantedSource(db: Database, payload: CollectorPayload) {
+  const row = await db.prisma.source.findUnique({
+    where: { id: payload.sourceId },
+    include: { state: true },
+  });
+  if (!row?.enabled || row.state?.disabledReason || !row.collectors.includes(payload.collector)) {
+    return null;
+  }
+  return toSourceRef(row);
+}
