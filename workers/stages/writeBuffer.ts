@@ -83,13 +83,16 @@ export function createWriteBuffer(db: Database, options: WriteBufferOptions = {}
   let wakeWriter: (() => void) | null = null;
   let closing = false;
 
-  const hasRoom = (need: number) => queue.length + need <= capacity;
+  // Room promised to producers that were woken but have not yet put their deliveries in.
+  let reserved = 0;
+  const hasRoom = (need: number) => queue.length + reserved + need <= capacity;
 
   const admitWaiters = () => {
     while (roomWaiters.length > 0) {
       const next = roomWaiters[0];
       if (!next || !hasRoom(next.need)) break;
       roomWaiters.shift();
+      reserved += next.need;
       next.wake();
     }
   };
@@ -102,6 +105,7 @@ export function createWriteBuffer(db: Database, options: WriteBufferOptions = {}
       await new Promise<void>((wake, fail) => {
         roomWaiters.push({ need: deliveries.length, wake, fail });
       });
+      reserved -= deliveries.length;
       stats.waitedMs += Date.now() - started;
     }
     for (const [i, delivery] of deliveries.entries()) {
