@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { testServerUrl } from "@/lib/testing/db";
+import { requireRealPostgres, testServerUrl } from "@/lib/testing/db";
 
 // Keeps the benchmark runnable and its --json line a contract; the figures themselves are for
 // people (see README), never asserted: the machines are shared and noisy.
@@ -26,5 +26,55 @@ describe("npm run -s bench -- writer --json", () => {
     expect(result.db).toBe(testServerUrl() ? "postgres" : "pglite");
     expect(result.writerObsPerSec).toBeGreaterThan(0);
     expect(result.ratio).toBeCloseTo(result.writerObsPerSec / result.rawObsPerSec, 2);
+  });
+});
+
+describe.skipIf(!requireRealPostgres("the queue bench (worker processes racing for rows)"))(
+  "npm run -s bench -- queue --json",
+  () => {
+    it("prints one JSON line with both rates, their ratio and the wait percentiles", async () => {
+      const { stdout } = await run(
+        "npm",
+        [
+          "run",
+          "-s",
+          "bench",
+          "--",
+          "queue",
+          "--jobs",
+          "2000",
+          "--workers",
+          "1,2",
+          "--latency-seconds",
+          "0.5",
+          "--json",
+        ],
+        { env: { ...process.env, DATABASE_URL: testServerUrl(), LOG_LEVEL: "silent" } },
+      );
+      const lines = stdout.trim().split("\n");
+      expect(lines).toHaveLength(1);
+      const result = JSON.parse(lines[0] as string);
+      expect(Object.keys(result).sort()).toEqual(
+        ["baselineJobsPerSec", "jobsPerSec", "p50Ms", "p99Ms", "ratio", "workers"].sort(),
+      );
+      expect(result.jobsPerSec).toBeGreaterThan(0);
+      expect(result.baselineJobsPerSec).toBeGreaterThan(0);
+      expect(result.ratio).toBeCloseTo(result.jobsPerSec / result.baselineJobsPerSec, 2);
+      expect(result.p99Ms).toBeGreaterThanOrEqual(result.p50Ms);
+      expect([1, 2]).toContain(result.workers);
+    });
+  },
+);
+
+describe("npm run -s bench -- queue without PostgreSQL", () => {
+  it("says it needs PostgreSQL and exits non-zero", async () => {
+    const failed = await run("npm", ["run", "-s", "bench", "--", "queue", "--jobs", "10"], {
+      env: { ...process.env, DATABASE_URL: "", LOG_LEVEL: "silent" },
+    }).then(
+      () => null,
+      (err: { code?: number; stderr?: string }) => err,
+    );
+    expect(failed?.code).toBe(2);
+    expect(failed?.stderr).toContain("the queue bench needs PostgreSQL");
   });
 });
