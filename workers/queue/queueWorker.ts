@@ -260,6 +260,13 @@ export async function startQueueWorker(
       () => {
         const held = [...running.values()].filter((r) => r.job.queue === queue);
         if (held.length === 0) return;
+        // A lost database may also just not answer (a partition, a frozen server): queries hang
+        // instead of failing, so the lease is judged here too, not only when a heartbeat fails.
+        if (Date.now() - lastDbOk > leaseSeconds * 1000) {
+          dbFailed(new Error(`no answer for ${Date.now() - lastDbOk} ms`), "heartbeat");
+          for (const r of held) giveUp(r, "database unreachable longer than the lease");
+          return;
+        }
         heartbeat(
           db,
           id,
