@@ -78,3 +78,44 @@ describe("npm run -s bench -- queue without PostgreSQL", () => {
     expect(failed?.stderr).toContain("the queue bench needs PostgreSQL");
   });
 });
+
+describe("npm run -s bench -- backpressure --json", () => {
+  it("prints one JSON line with both peaks, the control's and whether everything arrived", async () => {
+    const { stdout } = await run(
+      "npm",
+      [
+        "run",
+        "-s",
+        "bench",
+        "--",
+        "backpressure",
+        "--feeds",
+        "3",
+        "--entries",
+        "5",
+        "--summary",
+        "500",
+        "--slowdown",
+        "10",
+        "--json",
+      ],
+      { env: { ...process.env, DATABASE_URL: testServerUrl(), LOG_LEVEL: "silent" } },
+    );
+    const lines = stdout.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    const result = JSON.parse(lines[0] as string);
+    expect(result).toMatchObject({ observations: 15, dropped: 0, allArrived: true });
+    expect(Object.keys(result).sort()).toEqual(
+      [
+        "allArrived",
+        "controlPeakMB",
+        "differenceMB",
+        "dropped",
+        "observations",
+        "slowPeakMB",
+        "slowWaits",
+        "unthrottledPeakMB",
+      ].sort(),
+    );
+  });
+});

@@ -10,6 +10,10 @@ const BENCHMARKS: Record<string, Benchmark> = {
     describe: "the storage writer (observe/edit) against a raw batched INSERT … ON CONFLICT",
     load: () => import("./writer"),
   },
+  backpressure: {
+    describe: "fetchers and memory with the writer 100× slower, against the unthrottled run",
+    load: () => import("./backpressure"),
+  },
   queue: {
     describe: "the Postgres job queue's worker processes against a raw SKIP LOCKED loop",
     load: () => import("./queue"),
