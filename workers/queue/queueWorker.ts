@@ -304,15 +304,11 @@ export async function startQueueWorker(
       const held = [...running.values()].filter((r) => r.job.queue === queue).length;
       const free = concurrency - held;
       let claimed = 0;
+      let asked = 0;
       if (free > 0) {
         try {
-          const jobs = await claim(
-            db,
-            queue,
-            id,
-            Math.min(q.batchSize ?? concurrency, free),
-            leaseSeconds,
-          );
+          asked = Math.min(q.batchSize ?? concurrency, free);
+          const jobs = await claim(db, queue, id, asked, leaseSeconds);
           dbWorked();
           backoff = 250;
           claimed = jobs.length;
@@ -335,7 +331,7 @@ export async function startQueueWorker(
       }
       // A full batch means more may be due: go again at once. Otherwise wait for a slot, a
       // NOTIFY of new jobs, or the poll interval.
-      if (claimed > 0 && claimed === free) continue;
+      if (claimed > 0 && claimed === asked && free > claimed) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, pollMs);
         function done() {
@@ -378,6 +374,8 @@ export async function startQueueWorker(
     sweep(db, defaultRetryPolicy)
       .then((swept) => {
         if (swept.returned + swept.parked > 0) log.info(swept, "expired leases swept");
+        // What came back is due at once: look now rather than at the next poll.
+        if (swept.returned > 0) for (const wake of wakers.values()) wake();
       })
       .catch((err) => noteError(err, "sweep"));
   }, options.sweepMs ?? 5_000);
