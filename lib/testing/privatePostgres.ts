@@ -1,5 +1,5 @@
 import { execFile, execFileSync, spawn } from "node:child_process";
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { appendFile, chown, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -22,6 +22,12 @@ export interface PrivatePostgres {
   stop(mode?: "immediate" | "fast"): Promise<void>;
   /** Starts it again on the same port and data (after an immediate stop: crash recovery). */
   start(): Promise<void>;
+  /**
+   * Freezes the server (SIGSTOP to the postmaster and its children): connections stay open but
+   * nothing answers, as in a network partition. thaw() lets it go on where it was.
+   */
+  freeze(): void;
+  thaw(): void;
   /** Stops it and removes its data directory. */
   destroy(): Promise<void>;
 }
@@ -112,8 +118,9 @@ function installExitHook() {
 
 /**
  * Starts a private cluster: initdb in a temporary directory (trust auth, fsync off, small
- * buffers; commits stay synchronous), listening on 127.0.0.1 on a free port with its socket in the data directory. Throws
- * PrivatePostgresUnavailable when the binaries are missing or the server cannot start.
+ * buffers; commits stay synchronous), listening on 127.0.0.1 on a free port, its socket in the
+ * data directory. Throws PrivatePostgresUnavailable when the binaries are missing or the server
+ * cannot start.
  *
  * It is stopped and removed by destroy(), at the process's exit, and — should the process be
  * killed outright — by a small watchdog that waits for this process to end.
@@ -145,8 +152,19 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     }
     running = false;
   };
+  const frozen: number[] = [];
+  const thaw = () => {
+    for (const pid of frozen.splice(0)) {
+      try {
+        process.kill(pid, "SIGCONT");
+      } catch {
+        // gone
+      }
+    }
+  };
   installExitHook();
   live.set(root, () => {
+    thaw();
     stopNow();
     removeRoot();
   });
@@ -214,6 +232,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     };
     const stop = async (mode: "immediate" | "fast" = "immediate") => {
       if (!running) return;
+      thaw();
       const [cmd, args] = command(user, pgCtl, ["stop", "-D", dataDir, "-m", mode, "-w"]);
       await run(cmd, args, { timeout: 60_000 });
       running = false;
@@ -227,7 +246,11 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       "sh",
       [
         "-c",
-        'while kill -0 "$1" 2>/dev/null; do sleep 1; done; shift; "$@" >/dev/null 2>&1; rm -rf "$ROOT"',
+        // (a frozen server is let go first, or it would never act on the stop)
+        'while kill -0 "$1" 2>/dev/null; do sleep 1; done; shift; ' +
+          'pm=$(head -n 1 "$ROOT/data/postmaster.pid" 2>/dev/null) && ' +
+          '{ kill -CONT "$pm"; pkill -CONT -P "$pm"; }; ' +
+          '"$@" >/dev/null 2>&1; sleep 2; rm -rf "$ROOT"',
         "watchdog",
         String(process.pid),
         stopCmd,
@@ -238,6 +261,29 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     watchdog.unref();
 
     return {
+      freeze: () => {
+        if (!running) throw new Error("the server is not running");
+        const postmaster = Number(
+          readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0],
+        );
+        const children = readdirSync("/proc")
+          .filter((name) => /^\d+$/.test(name))
+          .map(Number)
+          .filter((pid) => {
+            try {
+              // /proc/<pid>/stat: "pid (comm) state ppid …"; comm may hold spaces.
+              const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+              return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === postmaster;
+            } catch {
+              return false;
+            }
+          });
+        for (const pid of [postmaster, ...children]) {
+          process.kill(pid, "SIGSTOP");
+          frozen.push(pid);
+        }
+      },
+      thaw,
       url: (database = "postgres") => `postgres://postgres@127.0.0.1:${port}/${database}`,
       port,
       dataDir,
@@ -245,6 +291,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       stop,
       start,
       destroy: async () => {
+        thaw();
         await stop("immediate").catch(() => stopNow());
         stopNow();
         live.delete(root);

@@ -107,7 +107,8 @@ describe.skipIf(!cluster)(
         .$executeRaw`TRUNCATE jobs, job_failures, lease_events, queue_workers, outage_ledger`;
     });
     afterEach(async () => {
-      // A test that failed mid-outage leaves the server down: bring it back for the next.
+      // A test that failed mid-outage leaves the server down or frozen: bring it back.
+      pg.thaw();
       if (!pg.running()) await pg.start();
       await Promise.all(workers.splice(0).map((w) => w.stop(1_000).catch(() => undefined)));
     });
@@ -272,97 +273,109 @@ describe.skipIf(!cluster)(
       );
     });
 
-    it("lost DB connection longer than the lease → the worker aborts its handlers; the sweeper runs the job again, once", async () => {
-      const LEASE_S = 2;
-      await enqueue(observer, "long", [{ key: "long-1" }]);
-      const logs = observeLogs();
-      const db = await open(4);
-      const attempts: {
-        attempt: number;
-        reclaimed: boolean;
-        abortedAt?: number;
-        reason?: string;
-      }[] = [];
-      const worker = await startQueueWorker(db, {
-        workerId: "lease-holder",
-        queues: {
-          long: {
-            leaseSeconds: LEASE_S,
-            handler: async (job, { signal }) => {
-              const entry: (typeof attempts)[number] = {
-                attempt: job.lease.attempt,
-                reclaimed: job.reclaimed,
-              };
-              attempts.push(entry);
-              if (attempts.length === 1) {
-                // Runs until told to stop, and then makes no effect.
-                await new Promise((resolve) =>
-                  signal.addEventListener("abort", resolve, { once: true }),
-                );
-                entry.abortedAt = Date.now();
-                entry.reason = (signal.reason as Error)?.message;
-                return;
-              }
-              await db.prisma.$executeRaw`
+    it.each([
+      ["stopped", "PostgreSQL stopped: connections refused"],
+      ["frozen", "PostgreSQL frozen (SIGSTOP): nothing answers, nothing fails, as in a partition"],
+    ] as const)(
+      "lost DB connection longer than the lease → the worker aborts its handlers; the sweeper runs the job again, once (%s: %s)",
+      async (mode, _how) => {
+        const LEASE_S = 2;
+        await enqueue(observer, "long", [{ key: "long-1" }]);
+        const logs = observeLogs();
+        const db = await open(4);
+        const attempts: {
+          attempt: number;
+          reclaimed: boolean;
+          abortedAt?: number;
+          reason?: string;
+        }[] = [];
+        const worker = await startQueueWorker(db, {
+          workerId: "lease-holder",
+          queues: {
+            long: {
+              leaseSeconds: LEASE_S,
+              handler: async (job, { signal }) => {
+                const entry: (typeof attempts)[number] = {
+                  attempt: job.lease.attempt,
+                  reclaimed: job.reclaimed,
+                };
+                attempts.push(entry);
+                if (attempts.length === 1) {
+                  // Runs until told to stop, and then makes no effect.
+                  await new Promise((resolve) =>
+                    signal.addEventListener("abort", resolve, { once: true }),
+                  );
+                  entry.abortedAt = Date.now();
+                  entry.reason = (signal.reason as Error)?.message;
+                  return;
+                }
+                await db.prisma.$executeRaw`
                 INSERT INTO outage_ledger (job_key, worker, attempt)
                 VALUES (${job.key}, 'lease-holder', ${job.lease.attempt})
                 ON CONFLICT (job_key) DO NOTHING`;
+              },
             },
           },
-        },
-        pollMs: 100,
-        sweepMs: 250,
-      });
-      workers.push(worker);
-      logs.restore();
+          pollMs: 100,
+          sweepMs: 250,
+        });
+        workers.push(worker);
+        logs.restore();
 
-      await until("the handler to start", () => attempts.length === 1, 10_000);
-      await sleep(LEASE_S * 500); // a heartbeat or two while the database is up
-      const downAt = Date.now();
-      await pg.stop("immediate");
-      await until("the handler to be aborted", () => attempts[0]?.abortedAt !== undefined, 10_000);
-      const abortedAfterMs = (attempts[0]?.abortedAt ?? 0) - downAt;
-      // Down for longer than the lease, so the lease has surely run out by the database clock.
-      await sleep(Math.max(0, (LEASE_S + 1) * 1000 - (Date.now() - downAt)));
-      const upAt = Date.now();
-      await pg.start();
+        await until("the handler to start", () => attempts.length === 1, 10_000);
+        await sleep(LEASE_S * 500); // a heartbeat or two while the database is up
+        const downAt = Date.now();
+        if (mode === "stopped") await pg.stop("immediate");
+        else pg.freeze();
+        await until(
+          "the handler to be aborted",
+          () => attempts[0]?.abortedAt !== undefined,
+          10_000,
+        );
+        const abortedAfterMs = (attempts[0]?.abortedAt ?? 0) - downAt;
+        // Down for longer than the lease, so the lease has surely run out by the database clock.
+        await sleep(Math.max(0, (LEASE_S + 1) * 1000 - (Date.now() - downAt)));
+        const upAt = Date.now();
+        if (mode === "stopped") await pg.start();
+        else pg.thaw();
 
-      await until(
-        "the job to run again and complete",
-        async () => (await observer.prisma.job.count()) === 0 && (await ledgerCount()) === 1,
-        30_000,
-      );
-      const rerunAfterMs = Date.now() - upAt;
-      await Promise.all(workers.splice(0).map((w) => w.stop()));
+        await until(
+          "the job to run again and complete",
+          async () => (await observer.prisma.job.count()) === 0 && (await ledgerCount()) === 1,
+          30_000,
+        );
+        const rerunAfterMs = Date.now() - upAt;
+        await Promise.all(workers.splice(0).map((w) => w.stop()));
 
-      expect(attempts[0]?.reason).toMatch(/longer than the lease/);
-      expect(abortedAfterMs).toBeGreaterThanOrEqual(LEASE_S * 1000 - 500);
-      expect(abortedAfterMs).toBeLessThan(LEASE_S * 1000 + 3_000);
-      expect(attempts.map((x) => [x.attempt, x.reclaimed])).toEqual([
-        [1, false],
-        [2, true],
-      ]);
-      expect(attempts[1]?.abortedAt).toBeUndefined();
-      const ledger = await observer.prisma.$queryRaw<{ job_key: string; attempt: number }[]>`
+        expect(attempts[0]?.reason).toMatch(/longer than the lease/);
+        expect(abortedAfterMs).toBeGreaterThanOrEqual(LEASE_S * 1000 - 500);
+        expect(abortedAfterMs).toBeLessThan(LEASE_S * 1000 + 3_000);
+        expect(attempts.map((x) => [x.attempt, x.reclaimed])).toEqual([
+          [1, false],
+          [2, true],
+        ]);
+        expect(attempts[1]?.abortedAt).toBeUndefined();
+        const ledger = await observer.prisma.$queryRaw<{ job_key: string; attempt: number }[]>`
         SELECT job_key, attempt FROM outage_ledger`;
-      expect(ledger).toEqual([{ job_key: "long-1", attempt: 2 }]);
-      const kinds = (await observer.prisma.leaseEvent.findMany({ orderBy: { id: "asc" } })).map(
-        (e) => e.kind,
-      );
-      expect(kinds.filter((k) => k === "claimed")).toHaveLength(1);
-      expect(kinds.filter((k) => k === "expired")).toHaveLength(1);
-      expect(kinds.filter((k) => k === "reclaimed")).toHaveLength(1);
-      expect(worker.counters().completed).toBe(1);
-      const mine = logs.logged.filter((l) => l.worker === worker.id);
-      expect(
-        mine.some((l) => l.level === "warn" && l.msg === "lease given up; handler aborted"),
-      ).toBe(true);
-      expect(mine.some((l) => l.msg.startsWith("database unreachable"))).toBe(true);
-      expect(unhandled).toEqual([]);
-      console.log(
-        `lease test: lease ${LEASE_S} s; handler aborted ${abortedAfterMs} ms after PostgreSQL stopped; ` +
-          `down ${upAt - downAt} ms; re-run by the sweeper and completed ${rerunAfterMs} ms after the restart`,
-      );
-    });
+        expect(ledger).toEqual([{ job_key: "long-1", attempt: 2 }]);
+        const kinds = (await observer.prisma.leaseEvent.findMany({ orderBy: { id: "asc" } })).map(
+          (e) => e.kind,
+        );
+        expect(kinds.filter((k) => k === "claimed")).toHaveLength(1);
+        expect(kinds.filter((k) => k === "expired")).toHaveLength(1);
+        expect(kinds.filter((k) => k === "reclaimed")).toHaveLength(1);
+        expect(worker.counters().completed).toBe(1);
+        const mine = logs.logged.filter((l) => l.worker === worker.id);
+        expect(
+          mine.some((l) => l.level === "warn" && l.msg === "lease given up; handler aborted"),
+        ).toBe(true);
+        expect(mine.some((l) => l.msg.startsWith("database unreachable"))).toBe(true);
+        expect(unhandled).toEqual([]);
+        console.log(
+          `lease test (${mode}): lease ${LEASE_S} s; handler aborted ${abortedAfterMs} ms after PostgreSQL was ${mode}; ` +
+            `down ${upAt - downAt} ms; re-run by the sweeper and completed ${rerunAfterMs} ms after the restart`,
+        );
+      },
+    );
   },
 );
