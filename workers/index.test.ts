@@ -1,5 +1,9 @@
+import { once } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
+import { createTestDatabase, requireRealPostgres, type TestDatabase } from "@/lib/testing/db";
+import { RateBudget } from "./fetcher/rateBudget";
 import { startWorkers } from "./index";
 
 // The runtime's bookkeeping: one frontier job per enabled source and collector name, following
@@ -79,3 +83,62 @@ describe("startWorkers", () => {
     for (const f of failures) expect(f._count).toBe(1);
   });
 });
+
+describe.skipIf(!requireRealPostgres("several ingestion processes sharing the frontier"))(
+  "several runtimes on one database",
+  () => {
+    it("poll each source once between them, not once each", async () => {
+      const requests = new Map<string, number>();
+      const server = createServer((req, res) => {
+        requests.set(req.url ?? "", (requests.get(req.url ?? "") ?? 0) + 1);
+        res.writeHead(200, { "content-type": "application/rss+xml" });
+        res.end(
+          `<rss version="2.0"><channel><title>t</title><link>https://x.example/</link>` +
+            `<description>d</description><item><guid>${req.url}</guid><title>News at ${req.url}</title>` +
+            `</item></channel></rss>`,
+        );
+      });
+      server.listen(0, "127.0.0.1");
+      await once(server, "listening");
+      const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      await db.prisma.$executeRaw`TRUNCATE sources, jobs, lease_events CASCADE`;
+      await db.prisma.source.createMany({
+        data: Array.from({ length: 12 }, (_, i) => ({
+          id: `many-${i}`,
+          name: `Many ${i}`,
+          kind: "feed",
+          url: `${origin}/feed/${i}`,
+          allowPrivate: true,
+          pollIntervalSeconds: 86_400,
+        })),
+      });
+      const other = await db.connectAnother(4);
+      const options = {
+        fetch: {
+          robots: false as const,
+          deps: { rateBudget: new RateBudget({ ratePerSecond: 1e6, burst: 1e6 }) },
+        },
+        queue: { pollMs: 20 },
+      };
+      const runtimes = await Promise.all([startWorkers(db, options), startWorkers(other, options)]);
+      try {
+        await until("every feed polled", async () => {
+          const polled = await db.prisma.news.count();
+          return polled === 12;
+        });
+        await new Promise((r) => setTimeout(r, 300)); // room for a second, wrong poll
+      } finally {
+        await Promise.all(runtimes.map((r) => r.stop()));
+        server.close();
+      }
+      expect([...requests.values()].every((n) => n === 1)).toBe(true);
+      expect(requests.size).toBe(12);
+      const claimedBy = await db.prisma.leaseEvent.groupBy({
+        by: ["workerId"],
+        where: { queue: "fetch" },
+        _count: true,
+      });
+      expect(claimedBy.map((c) => c.workerId).sort()).toEqual(runtimes.map((r) => r.id).sort());
+    });
+  },
+);
