@@ -135,7 +135,14 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     await admin.end();
   }
   const prisma = new PrismaClient({
-    adapter: new PrismaPg({ connectionString: url, max: poolSize }),
+    // A server that stops answering (a partition) must fail connects rather than hang them, and
+    // TCP keepalive notices a dead peer on an idle pooled connection.
+    adapter: new PrismaPg({
+      connectionString: url,
+      max: poolSize,
+      connectionTimeoutMillis: 10_000,
+      keepAlive: true,
+    }),
   });
   const listeners = new Set<pg.Client>();
   let dbClosed = false;

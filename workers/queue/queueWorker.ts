@@ -256,6 +256,8 @@ export async function startQueueWorker(
   // was swept (and perhaps claimed by another worker): its handler is aborted.
   const heartbeats = Object.entries(options.queues).map(([queue, q]) => {
     const leaseSeconds = q.leaseSeconds ?? 30;
+    // One heartbeat at a time: while the database hangs, ticks must not pile up in the pool.
+    let beating = false;
     return setInterval(
       () => {
         const held = [...running.values()].filter((r) => r.job.queue === queue);
@@ -267,6 +269,8 @@ export async function startQueueWorker(
           for (const r of held) giveUp(r, "database unreachable longer than the lease");
           return;
         }
+        if (beating) return;
+        beating = true;
         heartbeat(
           db,
           id,
@@ -290,6 +294,9 @@ export async function startQueueWorker(
                 if (running.get(r.job.lease.id) === r)
                   giveUp(r, "database unreachable longer than the lease");
             }
+          })
+          .finally(() => {
+            beating = false;
           });
       },
       Math.max(50, (leaseSeconds * 1000) / 3),
