@@ -89,7 +89,7 @@ describe("npm run -s cli -- dlq", () => {
       expect(r.stderr).toMatch(message);
       expect(r.stderr).toMatch(/usage: npm run -s cli/);
     });
-  });
+  }, 300_000);
 
   it("lists, shows and counts; requeues by fingerprint after a dry run; discards; all audited", async () => {
     const list = await cli(["list", "--stage", "fetch", "--json"]);
@@ -154,5 +154,5 @@ describe("npm run -s cli -- dlq", () => {
       const ready = await db.prisma.job.count({ where: { state: "ready", requeues: 1 } });
       expect(ready).toBe(3);
     });
-  });
+  }, 300_000); // a dozen CLI processes one after another, each opening the database
 });
