@@ -377,14 +377,19 @@ export async function startQueueWorker(
     log.warn({ err }, "cannot LISTEN for new jobs; polling only");
   }
 
+  // Each of this process's queues is swept with its own retry policy (the workers serving a
+  // queue are the ones that sweep it).
   const sweeper = setInterval(() => {
-    sweep(db, defaultRetryPolicy)
-      .then((swept) => {
-        if (swept.returned + swept.parked > 0) log.info(swept, "expired leases swept");
-        // What came back is due at once: look now rather than at the next poll.
-        if (swept.returned > 0) for (const wake of wakers.values()) wake();
-      })
-      .catch((err) => noteError(err, "sweep"));
+    for (const [queue, q] of Object.entries(options.queues)) {
+      sweep(db, q.retry ?? defaultRetryPolicy, 1000, queue)
+        .then((swept) => {
+          if (swept.returned + swept.parked > 0)
+            log.info({ queue, ...swept }, "expired leases swept");
+          // What came back is due at once: look now rather than at the next poll.
+          if (swept.returned > 0) wakers.get(queue)?.();
+        })
+        .catch((err) => noteError(err, "sweep"));
+    }
   }, options.sweepMs ?? 5_000);
 
   const upkeep = setInterval(

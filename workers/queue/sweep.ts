@@ -23,11 +23,14 @@ export async function sweep(
   db: Database,
   retry: RetryPolicy = defaultRetryPolicy,
   limit = 1000,
+  /** Only this queue's jobs (each queue is swept with its own retry policy); all when null. */
+  queue: string | null = null,
 ): Promise<SweepResult> {
   const rows = await db.prisma.$queryRaw<{ state: string; n: number }[]>`
     WITH expired AS (
       SELECT id, lease_owner, leased_at FROM jobs
       WHERE state = 'leased' AND lease_expires_at < now()
+        AND (${queue}::text IS NULL OR queue = ${queue}::text)
       ORDER BY lease_expires_at
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED

@@ -80,7 +80,7 @@ CREATE TABLE "lease_events" (
     "kind" TEXT NOT NULL,
     -- How old the lease was when this happened (0 for a claim).
     "lease_age_ms" INTEGER NOT NULL DEFAULT 0,
-    -- For claims: how long the job waited from enqueue (or requeue) to this claim.
+    -- For claims: how long the job had been due (run_at, by the database clock) when claimed.
     "wait_ms" INTEGER,
 
     CONSTRAINT "lease_events_pkey" PRIMARY KEY ("id"),

@@ -14,5 +14,5 @@ export async function archiveExpiredDeadLetters(
 ): Promise<number> {
   return db.prisma.$executeRaw`
     UPDATE jobs SET state = 'archived', archived_at = now()
-    WHERE state = 'dead' AND dead_at < now() - make_interval(days => ${ttlDays}::int)`;
+    WHERE state = 'dead' AND dead_at < now() - make_interval(secs => ${ttlDays * 86_400}::float8)`;
 }
