@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
-import { type Ingestion, startIngestion } from "./ingestion";
+import { type Ingestion, reclaimAbandonedLeases, startIngestion } from "./ingestion";
 
 // What `npm start` does on the embedded default with nothing configured: the simulator starts
 // inside the process and its news arrives. Settings are read once per process, so they are set
@@ -46,5 +46,30 @@ describe("ingestion with nothing configured", () => {
     ingestion = undefined;
     const after = await db.prisma.collectorStatus.findMany({ where: { sourceId: "wire" } });
     expect(after.every((s) => !s.connected)).toBe(true);
+    expect(await db.prisma.job.count({ where: { state: "leased" } })).toBe(0);
+  });
+
+  it("takes back at once the leases a previous run on the embedded database left behind", async () => {
+    // A run that exited without handing its stream back (the web server exits on SIGTERM).
+    await db.prisma.$executeRaw`
+      UPDATE jobs SET state = 'leased', attempts = 1, lease_token = gen_random_uuid(),
+             lease_owner = 'old-run', leased_at = now(), lease_expires_at = now() + interval '1 hour'
+      WHERE queue = 'stream'`;
+    await db.prisma.queueWorker.create({
+      data: { id: "old-run", host: "h", pid: 1, queues: ["stream"] },
+    });
+    // What startIngestion does first on PGlite, where the data directory lock guarantees that
+    // no other process is running.
+    await reclaimAbandonedLeases(db);
+    expect(await db.prisma.job.count({ where: { state: "leased" } })).toBe(0);
+    const streams = await db.prisma.job.findMany({ where: { queue: "stream" } });
+    expect(streams.length).toBeGreaterThan(0);
+    expect(streams.every((j) => j.state === "ready" && j.runAt <= new Date())).toBe(true);
+    const old = await db.prisma.queueWorker.findUniqueOrThrow({ where: { id: "old-run" } });
+    expect(old.state).toBe("stopped");
+    const expired = await db.prisma.leaseEvent.count({
+      where: { workerId: "old-run", kind: "expired" },
+    });
+    expect(expired).toBe(streams.length);
   });
 });

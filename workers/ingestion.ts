@@ -5,6 +5,7 @@ import { type Simulator, startSimulator } from "@/simulator/server";
 import { readSourcesFile, type SourceConfig, sourceSchema } from "@/workers/sources/sourcesFile";
 import { syncSources } from "@/workers/sources/syncSources";
 import { startWorkers, type Workers } from "./index";
+import { sweep } from "./queue/sweep";
 
 export interface Ingestion {
   simulator: Simulator | null;
@@ -52,6 +53,8 @@ export async function startIngestion(db: Database): Promise<Ingestion> {
     UPDATE network_outages SET ended_at = now(), detail = concat_ws(' ', detail, '(closed at restart)')
     WHERE ended_at IS NULL`;
 
+  if (db.kind === "pglite") await reclaimAbandonedLeases(db);
+
   let workers: Workers;
   try {
     workers = await startWorkers(db);
@@ -72,4 +75,22 @@ export async function startIngestion(db: Database): Promise<Ingestion> {
 export function ingestionRunsInline(db: Database): boolean {
   const mode = config().WIREWATCH_WORKERS;
   return mode === "inline" || (mode === "auto" && db.kind === "pglite");
+}
+
+/**
+ * On the embedded database only this process can be running (the data directory is locked), so
+ * every lease still held belongs to a process that stopped without handing it back (the web
+ * server exits on SIGTERM without waiting): they are expired now and swept, instead of leaving
+ * streams unwatched for a lease, and those workers are marked stopped.
+ */
+export async function reclaimAbandonedLeases(db: Database): Promise<void> {
+  const expired = await db.prisma.$executeRaw`
+    UPDATE jobs SET lease_expires_at = now() - interval '1 millisecond' WHERE state = 'leased'`;
+  if (expired > 0) {
+    const swept = await sweep(db);
+    logger().info({ expired, ...swept }, "leases of a previous run reclaimed");
+  }
+  await db.prisma.$executeRaw`
+    UPDATE queue_workers SET state = 'stopped', stopped_at = seen_at, in_flight = 0
+    WHERE state <> 'stopped'`;
 }
