@@ -11,6 +11,9 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: "forks",
+    // Workers log every start and stop at info; in tests only warnings and errors are worth the
+    // screen (LOG_LEVEL=info npm test shows everything).
+    env: { LOG_LEVEL: process.env.LOG_LEVEL ?? "warn" },
     // In CI a JSON report feeds the one-line summary scripts/test-summary.mjs prints.
     reporters: process.env.CI
       ? ["default", ["json", { outputFile: ".reports/vitest.json" }]]
