@@ -1,5 +1,7 @@
 import type { Metadata } from "next";
 import type { ReactNode } from "react";
+import { Nav } from "@/components/Nav";
+import { Providers } from "@/components/Providers";
 import "./globals.css";
 
 export const metadata: Metadata = {
@@ -14,9 +16,10 @@ export default function RootLayout({ children }: { children: ReactNode }) {
         <header className="site-header">
           <div className="site-header-inner">
             <span className="brand">wirewatch</span>
+            <Nav />
           </div>
         </header>
-        {children}
+        <Providers>{children}</Providers>
       </body>
     </html>
   );

@@ -23,6 +23,22 @@ const schema = z.object({
    */
   WIREWATCH_WORKERS: z.enum(["auto", "inline", "off"]).default("auto"),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /**
+   * The admin's password for the dashboard's actions (requeue, repair, pause…). Unset: on the
+   * embedded default admin actions are allowed from loopback only; on PostgreSQL, not at all.
+   */
+  ADMIN_PASSWORD: z.string().min(8, "must be at least 8 characters").optional(),
+  /** open: read-only dashboard pages and their APIs need no login; admin: they do too. */
+  DASHBOARD_READ: z.enum(["open", "admin"]).default("open"),
+  /** When set, GET /api/metrics requires `Authorization: Bearer <token>`. */
+  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  /** Overview turns amber / red at these (dead letters; queue lag p99 in seconds; error share). */
+  ALERT_DLQ_AMBER: z.coerce.number().int().min(1).default(1),
+  ALERT_DLQ_RED: z.coerce.number().int().min(1).default(100),
+  ALERT_LAG_P99_AMBER_SECONDS: z.coerce.number().positive().default(120),
+  ALERT_LAG_P99_RED_SECONDS: z.coerce.number().positive().default(900),
+  ALERT_ERROR_RATE_AMBER: z.coerce.number().min(0).max(1).default(0.05),
+  ALERT_ERROR_RATE_RED: z.coerce.number().min(0).max(1).default(0.25),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
 });

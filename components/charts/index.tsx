@@ -1,0 +1,129 @@
+"use client";
+
+// Recharts, wrapped once: panels hand these `data`, never a fetcher, and never import recharts.
+import {
+  Bar,
+  BarChart,
+  CartesianGrid,
+  Line,
+  LineChart,
+  ResponsiveContainer,
+  Tooltip,
+  XAxis,
+  YAxis,
+} from "recharts";
+
+const COLORS = ["#2563eb", "#dc2626", "#16a34a", "#d97706", "#7c3aed"];
+
+export interface SeriesPoint {
+  /** Epoch ms. */
+  t: number;
+  [series: string]: number | null;
+}
+
+const timeLabel = (t: number) =>
+  new Date(t).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", timeZone: "UTC" });
+
+/** A small line without axes, for a table cell: the shape of the last hour. */
+export function Sparkline({
+  data,
+  field,
+  color = COLORS[0],
+  label,
+}: {
+  data: SeriesPoint[];
+  field: string;
+  color?: string;
+  label: string;
+}) {
+  return (
+    <div className="sparkline" role="img" aria-label={label}>
+      <ResponsiveContainer width="100%" height={28}>
+        <LineChart data={data} margin={{ top: 2, right: 2, bottom: 2, left: 2 }}>
+          <Line
+            type="monotone"
+            dataKey={field}
+            stroke={color}
+            dot={false}
+            strokeWidth={1.5}
+            isAnimationActive={false}
+          />
+        </LineChart>
+      </ResponsiveContainer>
+    </div>
+  );
+}
+
+/** Lines over time (UTC), one per named series. */
+export function TimeSeriesChart({
+  data,
+  series,
+  unit = "",
+  height = 220,
+  label,
+}: {
+  data: SeriesPoint[];
+  series: { field: string; name: string }[];
+  unit?: string;
+  height?: number;
+  label: string;
+}) {
+  return (
+    <div className="chart" role="img" aria-label={label}>
+      <ResponsiveContainer width="100%" height={height}>
+        <LineChart data={data} margin={{ top: 8, right: 16, bottom: 4, left: 0 }}>
+          <CartesianGrid stroke="#e5e7eb" strokeDasharray="3 3" />
+          <XAxis
+            dataKey="t"
+            type="number"
+            domain={["dataMin", "dataMax"]}
+            tickFormatter={timeLabel}
+            fontSize={12}
+          />
+          <YAxis fontSize={12} unit={unit} width={56} />
+          <Tooltip labelFormatter={(t) => `${timeLabel(Number(t))} UTC`} />
+          {series.map((s, i) => (
+            <Line
+              key={s.field}
+              type="monotone"
+              dataKey={s.field}
+              name={s.name}
+              stroke={COLORS[i % COLORS.length]}
+              dot={false}
+              isAnimationActive={false}
+            />
+          ))}
+        </LineChart>
+      </ResponsiveContainer>
+    </div>
+  );
+}
+
+/** Bars by category (a histogram's buckets, counts by code). */
+export function BarsChart({
+  data,
+  x,
+  y,
+  height = 200,
+  label,
+}: {
+  data: Record<string, string | number>[];
+  x: string;
+  y: string;
+  height?: number;
+  label: string;
+}) {
+  return (
+    <div className="chart" role="img" aria-label={label}>
+      <ResponsiveContainer width="100%" height={height}>
+        <BarChart data={data} margin={{ top: 8, right: 16, bottom: 4, left: 0 }}>
+          <CartesianGrid stroke="#e5e7eb" strokeDasharray="3 3" />
+          <XAxis dataKey={x} fontSize={12} />
+          <YAxis fontSize={12} width={48} allowDecimals={false} />
+          <Tooltip />
+          <Bar dataKey={y} fill={COLORS[0]} isAnimationActive={false} />
+        </BarChart>
+      </ResponsiveContainer>
+    </div>
+  );
+}
