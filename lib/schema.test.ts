@@ -327,6 +327,26 @@ describe("the migrated database matches prisma/schema.prisma", () => {
     expectSameColumns(audit, await columnsOf("admin_audit"));
   });
 
+  it("admin_state", async () => {
+    const data = {
+      id: 1,
+      sessionVersion: 3,
+      cookieSecret: "s".repeat(43),
+      passwordFingerprint: "f".repeat(64),
+      updatedAt: new Date("2026-12-01T01:00:00Z"),
+    };
+    const created = await db.prisma.adminState.create({ data });
+    expect(created).toEqual(data);
+    expectSameColumns(created, await columnsOf("admin_state"));
+    // One row only, and never a short secret.
+    await expect(
+      db.prisma.adminState.create({ data: { id: 2, cookieSecret: "s".repeat(43) } }),
+    ).rejects.toThrow();
+    await expect(
+      db.prisma.adminState.update({ where: { id: 1 }, data: { cookieSecret: "short" } }),
+    ).rejects.toThrow();
+  });
+
   it("has no table the schema does not know", async () => {
     const rows = await db.prisma.$queryRaw<{ table_name: string }[]>`
       SELECT table_name FROM information_schema.tables
@@ -334,6 +354,7 @@ describe("the migrated database matches prisma/schema.prisma", () => {
     expect(rows.map((r) => r.table_name)).toEqual([
       "_prisma_migrations",
       "admin_audit",
+      "admin_state",
       "collector_status",
       "fetch_attempts",
       "job_failures",
