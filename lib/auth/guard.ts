@@ -63,7 +63,10 @@ async function defaultContext(): Promise<AuthContext> {
   };
 }
 
-async function resolveContext(context: AuthContext | undefined): Promise<AuthContext | Response> {
+/** The caller's context, or the configured one; a 503 Response when the database is unreachable. */
+export async function resolveContext(
+  context: AuthContext | undefined,
+): Promise<AuthContext | Response> {
   if (context) return context;
   try {
     return await defaultContext();
@@ -180,7 +183,7 @@ export async function requireReader(
 /** Whether the request is logged in and whether admin actions are available, and why not. */
 export async function adminStatus(request: Request, context?: AuthContext): Promise<AdminStatus> {
   const ctx = await resolveContext(context);
-  if (ctx instanceof Response) throw new Error("database unavailable");
+  if (ctx instanceof Response) throw new Error("the database is unavailable");
   const evaluation = await evaluate(request, ctx);
   const { mode, session, loopback } = evaluation;
   const canRead = mayRead(ctx, evaluation);
