@@ -1,4 +1,4 @@
-import { getDb } from "@/lib/db";
+import type { Database } from "@/lib/db";
 
 export const LATEST_LIMIT = 50;
 
@@ -18,8 +18,8 @@ export interface LatestNewsRow {
 }
 
 /** The newest-updated current rows and their audit counts, in a fixed number of queries. */
-export async function latestNews(limit = LATEST_LIMIT): Promise<LatestNewsRow[]> {
-  const { prisma } = await getDb();
+export async function latestNews(db: Database, limit = LATEST_LIMIT): Promise<LatestNewsRow[]> {
+  const { prisma } = db;
   const rows = await prisma.news.findMany({
     orderBy: { updatedAt: "desc" },
     take: limit,

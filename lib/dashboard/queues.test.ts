@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
+import { queuesView } from "./queues";
+import { minutesBefore } from "./testing";
+
+let db: TestDatabase;
+const now = new Date();
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  const past = minutesBefore(now, 10);
+  const future = new Date(now.getTime() + 600_000);
+  await db.prisma.job.createMany({
+    data: [
+      { queue: "fetch", key: "a", runAt: past },
+      { queue: "fetch", key: "b", runAt: future },
+      { queue: "fetch", key: "c", state: "dead", deadAt: now },
+      { queue: "fetch", key: "d", state: "archived" },
+      { queue: "stream", key: "e", runAt: past },
+    ],
+  });
+  await db.prisma.$executeRaw`
+    INSERT INTO jobs (queue, key, state, lease_token, lease_owner, leased_at, lease_expires_at, attempts)
+    VALUES ('stream', 'f', 'leased', gen_random_uuid(), 'w1', now() - interval '20 seconds',
+            now() + interval '40 seconds', 1)`;
+  const ev = (
+    kind: string,
+    leaseAgeMs: number,
+    minutesAgo: number,
+    waitMs: number | null = null,
+  ) => ({
+    at: minutesBefore(now, minutesAgo),
+    jobId: 1n,
+    queue: "fetch",
+    attempt: 1,
+    kind,
+    leaseAgeMs,
+    waitMs,
+  });
+  await db.prisma.leaseEvent.createMany({
+    data: [
+      ev("claimed", 0, 50, 100),
+      ev("claimed", 0, 50, 300),
+      ev("claimed", 0, 5, 2_000),
+      ev("claimed", 0, 120, 9_999_999), // outside the hour
+      ev("expired", 45_000, 10),
+      ev("reclaimed", 46_000, 10, 50),
+      ev("released", 500, 3),
+      ev("released", 400_000, 3),
+    ],
+  });
+  await db.prisma.queueWorker.create({
+    data: { id: "w1", host: "h", pid: 1, queues: ["fetch", "stream"], claimed: 3n, inFlight: 1 },
+  });
+});
+
+afterAll(async () => {
+  await db?.drop();
+});
+
+describe("queuesView", () => {
+  it("gives depth by state, lag per bucket, leases in flight, lease ages and workers", async () => {
+    const q = await queuesView(db, { now, hours: 1 });
+    expect(q.depth).toEqual([
+      expect.objectContaining({ queue: "fetch", ready: 2, due: 1, leased: 0, dead: 1 }),
+      expect.objectContaining({ queue: "stream", ready: 1, due: 1, leased: 1, dead: 0 }),
+    ]);
+    const fetchLag = q.lag.find((l) => l.queue === "fetch");
+    expect(fetchLag?.points.reduce((n, p) => n + p.claims, 0)).toBe(4); // 3 claims + 1 reclaim
+    expect(Math.max(...(fetchLag?.points.map((p) => p.p99Ms) ?? []))).toBeLessThan(9_999_999);
+    expect(q.inFlight.total).toBe(1);
+    expect(q.inFlight.leases[0]).toMatchObject({ key: "f", owner: "w1", attempt: 1 });
+    expect(q.inFlight.leases[0]?.ageMs).toBeGreaterThanOrEqual(19_000);
+    expect(q.leaseEvents.counts).toEqual({ expired: 1, reclaimed: 1, released: 2 });
+    const hist = Object.fromEntries(q.leaseEvents.histogram.map((h) => [h.bucket, h.total]));
+    expect(hist).toMatchObject({ "<1 s": 1, "30–60 s": 2, "≥5 min": 1 });
+    expect(q.workers).toEqual([expect.objectContaining({ id: "w1", claimed: 3, inFlight: 1 })]);
+  });
+
+  it("widens its buckets for longer windows", async () => {
+    const q = await queuesView(db, { now, hours: 24 });
+    expect(q.bucketSeconds).toBe(2880);
+    const fetchLag = q.lag.find((l) => l.queue === "fetch");
+    expect(fetchLag?.points.reduce((n, p) => n + p.claims, 0)).toBe(5);
+  });
+});

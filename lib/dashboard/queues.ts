@@ -1,0 +1,248 @@
+import type { Database } from "@/lib/db";
+
+const HOUR_MS = 3_600_000;
+
+/** Lease ages, bucketed by the limits that matter: a lease is 30–60 s, sweeps every few seconds. */
+export const LEASE_AGE_BUCKETS = [
+  { label: "<1 s", maxMs: 1_000 },
+  { label: "1–5 s", maxMs: 5_000 },
+  { label: "5–15 s", maxMs: 15_000 },
+  { label: "15–30 s", maxMs: 30_000 },
+  { label: "30–60 s", maxMs: 60_000 },
+  { label: "1–2 min", maxMs: 120_000 },
+  { label: "2–5 min", maxMs: 300_000 },
+  { label: "≥5 min", maxMs: null },
+] as const;
+
+export interface QueuesView {
+  now: Date;
+  hours: number;
+  bucketSeconds: number;
+  depth: {
+    queue: string;
+    ready: number;
+    /** Ready and already due: the backlog, as opposed to recurring jobs waiting for their time. */
+    due: number;
+    leased: number;
+    dead: number;
+    oldestDueAt: Date | null;
+  }[];
+  /** Per stage, claims in time buckets with their wait p50/p99 (ms), oldest first. */
+  lag: { queue: string; points: { t: number; claims: number; p50Ms: number; p99Ms: number }[] }[];
+  inFlight: {
+    total: number;
+    leases: {
+      id: string;
+      queue: string;
+      key: string | null;
+      sourceId: string | null;
+      owner: string | null;
+      attempt: number;
+      leasedAt: Date | null;
+      expiresAt: Date | null;
+      ageMs: number;
+    }[];
+  };
+  leaseEvents: {
+    /** Counts in the window by kind. */
+    counts: { expired: number; reclaimed: number; released: number };
+    histogram: {
+      bucket: string;
+      expired: number;
+      reclaimed: number;
+      released: number;
+      total: number;
+    }[];
+  };
+  workers: {
+    id: string;
+    host: string;
+    pid: number;
+    queues: string[];
+    state: string;
+    startedAt: Date;
+    seenAt: Date;
+    stoppedAt: Date | null;
+    claimed: number;
+    completed: number;
+    failed: number;
+    inFlight: number;
+    lastClaimAt: Date | null;
+    lastError: string | null;
+    lastErrorAt: Date | null;
+  }[];
+}
+
+/** Buckets of ~30 per window: 2 min for the hour, up to 48 min for a day. */
+export function bucketSecondsFor(hours: number): number {
+  return Math.max(60, Math.round((hours * 3600) / 30 / 60) * 60);
+}
+
+/**
+ * The queues' state. Depth is three counts over the jobs table's partial indexes (ready, leased,
+ * dead), never over archived rows; everything over time reads a bounded range of
+ * lease_events_at_idx; leases in flight and workers are capped lists.
+ */
+export async function queuesView(
+  db: Database,
+  {
+    hours = 1,
+    now = new Date(),
+    leaseLimit = 50,
+  }: { hours?: number; now?: Date; leaseLimit?: number } = {},
+): Promise<QueuesView> {
+  const from = new Date(now.getTime() - hours * HOUR_MS);
+  const bucketSeconds = bucketSecondsFor(hours);
+  const edges = LEASE_AGE_BUCKETS.map((b) => b.maxMs ?? Number.MAX_SAFE_INTEGER);
+  const [depth, lag, inFlight, inFlightTotal, events, workers] = await Promise.all([
+    db.prisma.$queryRaw<
+      {
+        queue: string;
+        ready: number;
+        due: number;
+        leased: number;
+        dead: number;
+        oldest_due: Date | null;
+      }[]
+    >`
+      SELECT queue, sum(ready)::int AS ready, sum(due)::int AS due, sum(leased)::int AS leased,
+             sum(dead)::int AS dead, min(oldest_due) AS oldest_due
+      FROM (
+        SELECT queue, count(*) AS ready, count(*) FILTER (WHERE run_at <= now()) AS due,
+               0 AS leased, 0 AS dead, min(run_at) FILTER (WHERE run_at <= now()) AS oldest_due
+        FROM jobs WHERE state = 'ready' GROUP BY queue
+        UNION ALL
+        SELECT queue, 0, 0, count(*), 0, NULL FROM jobs WHERE state = 'leased' GROUP BY queue
+        UNION ALL
+        SELECT queue, 0, 0, 0, count(*), NULL FROM jobs WHERE state = 'dead' GROUP BY queue
+      ) d
+      GROUP BY queue ORDER BY queue`,
+    db.prisma.$queryRaw<
+      { queue: string; bucket: number; claims: number; p50: number; p99: number }[]
+    >`
+      SELECT queue,
+             floor(extract(epoch FROM at) / ${bucketSeconds})::int AS bucket,
+             count(*)::int AS claims,
+             percentile_cont(0.5) WITHIN GROUP (ORDER BY wait_ms)::float8 AS p50,
+             percentile_cont(0.99) WITHIN GROUP (ORDER BY wait_ms)::float8 AS p99
+      FROM lease_events
+      WHERE at >= ${from} AND at <= ${now}
+        AND kind IN ('claimed', 'reclaimed') AND wait_ms IS NOT NULL
+      GROUP BY 1, 2 ORDER BY 1, 2`,
+    db.prisma.$queryRaw<
+      {
+        id: string;
+        queue: string;
+        key: string | null;
+        source_id: string | null;
+        lease_owner: string | null;
+        attempts: number;
+        leased_at: Date | null;
+        lease_expires_at: Date | null;
+        age_ms: number;
+      }[]
+    >`
+      SELECT id::text AS id, queue, key, source_id, lease_owner, attempts, leased_at,
+             lease_expires_at,
+             (extract(epoch FROM (now() - leased_at)) * 1000)::float8 AS age_ms
+      FROM jobs WHERE state = 'leased'
+      ORDER BY leased_at ASC NULLS LAST
+      LIMIT ${leaseLimit}`,
+    db.prisma.$queryRaw<
+      { n: number }[]
+    >`SELECT count(*)::int AS n FROM jobs WHERE state = 'leased'`,
+    db.prisma.$queryRaw<{ kind: string; bucket: number; count: number }[]>`
+      SELECT kind,
+             CASE
+               WHEN lease_age_ms < ${edges[0]} THEN 0
+               WHEN lease_age_ms < ${edges[1]} THEN 1
+               WHEN lease_age_ms < ${edges[2]} THEN 2
+               WHEN lease_age_ms < ${edges[3]} THEN 3
+               WHEN lease_age_ms < ${edges[4]} THEN 4
+               WHEN lease_age_ms < ${edges[5]} THEN 5
+               WHEN lease_age_ms < ${edges[6]} THEN 6
+               ELSE 7
+             END AS bucket,
+             count(*)::int AS count
+      FROM lease_events
+      WHERE at >= ${from} AND at <= ${now} AND kind IN ('expired', 'reclaimed', 'released')
+      GROUP BY 1, 2`,
+    db.prisma.queueWorker.findMany({ orderBy: [{ seenAt: "desc" }], take: 100 }),
+  ]);
+
+  const byQueue = new Map<string, QueuesView["lag"][number]["points"]>();
+  for (const r of lag) {
+    const points = byQueue.get(r.queue) ?? [];
+    points.push({
+      t: r.bucket * bucketSeconds * 1000,
+      claims: r.claims,
+      p50Ms: Math.round(r.p50),
+      p99Ms: Math.round(r.p99),
+    });
+    byQueue.set(r.queue, points);
+  }
+
+  const histogram = LEASE_AGE_BUCKETS.map((b) => ({
+    bucket: b.label,
+    expired: 0,
+    reclaimed: 0,
+    released: 0,
+    total: 0,
+  }));
+  const counts = { expired: 0, reclaimed: 0, released: 0 };
+  for (const e of events) {
+    const kind = e.kind as keyof typeof counts;
+    const row = histogram[e.bucket];
+    if (!row || !(kind in counts)) continue;
+    row[kind] += e.count;
+    row.total += e.count;
+    counts[kind] += e.count;
+  }
+
+  return {
+    now,
+    hours,
+    bucketSeconds,
+    depth: depth.map((d) => ({
+      queue: d.queue,
+      ready: d.ready,
+      due: d.due,
+      leased: d.leased,
+      dead: d.dead,
+      oldestDueAt: d.oldest_due,
+    })),
+    lag: [...byQueue].map(([queue, points]) => ({ queue, points })),
+    inFlight: {
+      total: inFlightTotal[0]?.n ?? 0,
+      leases: inFlight.map((l) => ({
+        id: l.id,
+        queue: l.queue,
+        key: l.key,
+        sourceId: l.source_id,
+        owner: l.lease_owner,
+        attempt: l.attempts,
+        leasedAt: l.leased_at,
+        expiresAt: l.lease_expires_at,
+        ageMs: Math.max(0, Math.round(l.age_ms ?? 0)),
+      })),
+    },
+    leaseEvents: { counts, histogram },
+    workers: workers.map((w) => ({
+      id: w.id,
+      host: w.host,
+      pid: w.pid,
+      queues: w.queues,
+      state: w.state,
+      startedAt: w.startedAt,
+      seenAt: w.seenAt,
+      stoppedAt: w.stoppedAt,
+      claimed: Number(w.claimed),
+      completed: Number(w.completed),
+      failed: Number(w.failed),
+      inFlight: w.inFlight,
+      lastClaimAt: w.lastClaimAt,
+      lastError: w.lastError,
+      lastErrorAt: w.lastErrorAt,
+    })),
+  };
+}

@@ -1,0 +1,493 @@
+import type { Database } from "@/lib/db";
+import { Prisma } from "@/lib/generated/prisma/client";
+import { type Health, sourceHealth } from "@/workers/collectors/health";
+import { DEFAULT_BREAKER } from "@/workers/fetcher/breaker/config";
+import { JOBS_CHANNEL } from "@/workers/queue/enqueue";
+import { syncFrontier } from "@/workers/stages/frontier";
+
+/** A stream is expected to send a keepalive at least this often (the usual 5–15 s, with room). */
+const STREAM_KEEPALIVE_SECONDS = 15;
+/** A learned usual gap is trusted after this many gaps; before that one is assumed. */
+const GAPS_TO_LEARN = 5;
+/** Sparkline buckets: 12 × 5 min covers the last hour and keeps a table cell readable. */
+const BUCKET_SECONDS = 300;
+const HOUR_MS = 3_600_000;
+
+/**
+ * The admin's pause is a disabled_reason: the frontier skips a source with one (and deletes its
+ * waiting jobs), running jobs end when they find it, the breaker's admit refuses it (disabled_at),
+ * and a sources-file sync keeps source_state as it is, so the pause outlives edits and restarts.
+ */
+export const PAUSED_REASON = "paused by admin";
+
+export interface CollectorView {
+  collector: string;
+  state: Health["state"];
+  reason: string;
+  connected: boolean;
+  lastActivityAt: Date | null;
+  lastActivityKind: string | null;
+  lastContentAt: Date | null;
+  /** Learned usual gap between items; null until enough gaps were seen. */
+  usualGapSeconds: number | null;
+  gapsSeen: number;
+}
+
+export interface BreakerView {
+  state: string;
+  since: Date | null;
+  failures: number;
+  /** open: when the cool-down ends and one probe may go; half-open: when the probe's lease ends. */
+  nextProbeAt: Date | null;
+}
+
+export interface RatePoint {
+  t: number;
+  attempts: number;
+  errors: number;
+  notModified: number;
+  errorRate: number | null;
+  notModifiedRate: number | null;
+}
+
+export interface SourceRow {
+  id: string;
+  name: string;
+  kind: string;
+  url: string | null;
+  enabled: boolean;
+  paused: boolean;
+  health: { state: Health["state"]; reason: string };
+  collectors: CollectorView[];
+  breaker: BreakerView;
+  lastError: { code: string | null; message: string | null; at: Date | null } | null;
+  lastHour: {
+    attempts: number;
+    errors: number;
+    notModified: number;
+    errorRate: number | null;
+    notModifiedRate: number | null;
+  };
+  /** The last hour in 5-minute buckets, oldest first. */
+  series: RatePoint[];
+  trustsValidators: boolean;
+  nextPollAt: Date | null;
+  lastPolledAt: Date | null;
+}
+
+const rate = (part: number, whole: number) => (whole > 0 ? part / whole : null);
+
+type SourceWithState = Prisma.SourceGetPayload<{ include: { state: true; collectorStatus: true } }>;
+
+function toRow(s: SourceWithState, series: RatePoint[], now: Date): SourceRow {
+  const state = s.state;
+  const health = sourceHealth(
+    {
+      kind: s.kind,
+      enabled: s.enabled,
+      disabledReason: state?.disabledReason ?? null,
+      breakerState: state?.breakerState ?? "closed",
+      lastErrorAt: state?.lastErrorAt ?? null,
+      lastErrorCode: state?.lastErrorCode ?? null,
+      activityIntervalSeconds:
+        s.kind === "stream" ? STREAM_KEEPALIVE_SECONDS : s.pollIntervalSeconds,
+      collectors: s.collectorStatus.map((c) => ({
+        collector: c.collector,
+        lastActivityAt: c.lastActivityAt,
+        lastContentAt: c.lastContentAt,
+        usualGapSeconds: c.gapsSeen >= GAPS_TO_LEARN ? c.usualGapSeconds : null,
+      })),
+    },
+    now,
+  );
+  const paused = state?.disabledReason === PAUSED_REASON;
+  const breakerState = state?.breakerState ?? "closed";
+  const nextProbeAt =
+    breakerState === "open" && state
+      ? new Date(state.breakerChangedAt.getTime() + DEFAULT_BREAKER.coolDownMs)
+      : breakerState === "half_open"
+        ? (state?.breakerProbeUntil ?? null)
+        : null;
+  const totals = series.reduce(
+    (t, p) => ({
+      attempts: t.attempts + p.attempts,
+      errors: t.errors + p.errors,
+      notModified: t.notModified + p.notModified,
+    }),
+    { attempts: 0, errors: 0, notModified: 0 },
+  );
+  return {
+    id: s.id,
+    name: s.name,
+    kind: s.kind,
+    url: s.url,
+    enabled: s.enabled,
+    paused,
+    health: {
+      state: health.state,
+      reason: paused ? `paused by an admin ${ago(state?.disabledAt ?? null, now)}` : health.reason,
+    },
+    collectors: s.collectorStatus.map((c) => {
+      const h = health.collectors.find((x) => x.collector === c.collector);
+      return {
+        collector: c.collector,
+        state: h?.state ?? "stalled",
+        reason: h?.reason ?? "",
+        connected: c.connected,
+        lastActivityAt: c.lastActivityAt,
+        lastActivityKind: c.lastActivityKind,
+        lastContentAt: c.lastContentAt,
+        usualGapSeconds: c.usualGapSeconds,
+        gapsSeen: c.gapsSeen,
+      };
+    }),
+    breaker: {
+      state: breakerState,
+      since: state?.breakerChangedAt ?? null,
+      failures: state?.breakerFailures ?? 0,
+      nextProbeAt,
+    },
+    lastError: state?.lastErrorCode
+      ? { code: state.lastErrorCode, message: state.lastErrorMessage, at: state.lastErrorAt }
+      : null,
+    lastHour: {
+      ...totals,
+      errorRate: rate(totals.errors, totals.attempts),
+      notModifiedRate: rate(totals.notModified, totals.attempts),
+    },
+    series,
+    trustsValidators: state?.trustsValidators ?? true,
+    nextPollAt: s.kind === "stream" ? null : (state?.nextPollAt ?? null),
+    lastPolledAt: state?.lastPolledAt ?? null,
+  };
+}
+
+function ago(then: Date | null, now: Date): string {
+  if (!then) return "";
+  const s = Math.max(0, (now.getTime() - then.getTime()) / 1000);
+  if (s < 90) return `${Math.round(s)} s ago`;
+  if (s < 5400) return `${(s / 60).toFixed(1)} min ago`;
+  return `${(s / 3600).toFixed(1)} h ago`;
+}
+
+interface BucketRow {
+  source_id: string;
+  bucket: number;
+  attempts: number;
+  errors: number;
+  not_modified: number;
+}
+
+/**
+ * Fetch attempts of the last hour per source in 5-minute buckets: one range scan of
+ * fetch_attempts_started_idx (or of the per-source index for one source), never the whole table.
+ */
+async function attemptBuckets(
+  db: Database,
+  now: Date,
+  sourceId: string | null,
+): Promise<Map<string, RatePoint[]>> {
+  const from = new Date(now.getTime() - HOUR_MS);
+  const rows = await db.prisma.$queryRaw<BucketRow[]>`
+    SELECT source_id,
+           floor(extract(epoch FROM started_at) / ${BUCKET_SECONDS})::int AS bucket,
+           count(*)::int AS attempts,
+           count(*) FILTER (WHERE code NOT IN ('ok', 'not_modified'))::int AS errors,
+           count(*) FILTER (WHERE code = 'not_modified')::int AS not_modified
+    FROM fetch_attempts
+    WHERE started_at >= ${from} AND started_at <= ${now}
+      AND (${sourceId}::text IS NULL OR source_id = ${sourceId}::text)
+    GROUP BY 1, 2`;
+  const first = Math.floor(from.getTime() / 1000 / BUCKET_SECONDS) + 1;
+  const last = Math.floor(now.getTime() / 1000 / BUCKET_SECONDS);
+  const bySource = new Map<string, Map<number, BucketRow>>();
+  for (const r of rows) {
+    const m = bySource.get(r.source_id) ?? new Map<number, BucketRow>();
+    // The partial first bucket is folded into the first whole one, so the hour adds up.
+    m.set(Math.max(first, r.bucket), merge(m.get(Math.max(first, r.bucket)), r));
+    bySource.set(r.source_id, m);
+  }
+  const out = new Map<string, RatePoint[]>();
+  for (const [id, m] of bySource) {
+    const points: RatePoint[] = [];
+    for (let b = first; b <= last; b++) {
+      const r = m.get(b);
+      const attempts = r?.attempts ?? 0;
+      const errors = r?.errors ?? 0;
+      const notModified = r?.not_modified ?? 0;
+      points.push({
+        t: b * BUCKET_SECONDS * 1000,
+        attempts,
+        errors,
+        notModified,
+        errorRate: rate(errors, attempts),
+        notModifiedRate: rate(notModified, attempts),
+      });
+    }
+    out.set(id, points);
+  }
+  return out;
+}
+
+function merge(a: BucketRow | undefined, b: BucketRow): BucketRow {
+  if (!a) return b;
+  return {
+    ...a,
+    attempts: a.attempts + b.attempts,
+    errors: a.errors + b.errors,
+    not_modified: a.not_modified + b.not_modified,
+  };
+}
+
+function emptySeries(now: Date): RatePoint[] {
+  const first = Math.floor((now.getTime() - HOUR_MS) / 1000 / BUCKET_SECONDS) + 1;
+  const last = Math.floor(now.getTime() / 1000 / BUCKET_SECONDS);
+  const points: RatePoint[] = [];
+  for (let b = first; b <= last; b++) {
+    points.push({
+      t: b * BUCKET_SECONDS * 1000,
+      attempts: 0,
+      errors: 0,
+      notModified: 0,
+      errorRate: null,
+      notModifiedRate: null,
+    });
+  }
+  return points;
+}
+
+/** Every source with its health, breaker and last hour of fetching, in two queries. */
+export async function listSources(db: Database, now = new Date()): Promise<SourceRow[]> {
+  const [sources, buckets] = await Promise.all([
+    db.prisma.source.findMany({
+      orderBy: { id: "asc" },
+      include: { state: true, collectorStatus: { orderBy: { collector: "asc" } } },
+    }),
+    attemptBuckets(db, now, null),
+  ]);
+  return sources.map((s) => toRow(s, buckets.get(s.id) ?? emptySeries(now), now));
+}
+
+export interface SourceDetail extends SourceRow {
+  pollIntervalSeconds: number;
+  configOrigin: string;
+  observes: string | null;
+  disabledReason: string | null;
+  /** The source's jobs in the frontier (fetch or stream), live and dead. */
+  jobs: {
+    id: string;
+    queue: string;
+    key: string | null;
+    state: string;
+    runAt: Date;
+    attempts: number;
+    leaseOwner: string | null;
+    leaseExpiresAt: Date | null;
+  }[];
+  recentAttempts: {
+    id: string;
+    collector: string;
+    startedAt: Date;
+    durationMs: number;
+    code: string;
+    httpStatus: number | null;
+    bytes: number;
+    retry: number;
+    message: string | null;
+  }[];
+  /** Outcomes by code over the last 24 hours, most frequent first. */
+  codes: { code: string; count: number }[];
+}
+
+/** One source, its jobs, its latest attempts (bounded) and its outcomes by code over a day. */
+export async function sourceDetail(
+  db: Database,
+  id: string,
+  { limit = 50, now = new Date() }: { limit?: number; now?: Date } = {},
+): Promise<SourceDetail | null> {
+  const source = await db.prisma.source.findUnique({
+    where: { id },
+    include: { state: true, collectorStatus: { orderBy: { collector: "asc" } } },
+  });
+  if (!source) return null;
+  const dayAgo = new Date(now.getTime() - 24 * HOUR_MS);
+  const [buckets, jobs, attempts, codes] = await Promise.all([
+    attemptBuckets(db, now, id),
+    db.prisma.job.findMany({
+      where: { sourceId: id, state: { in: ["ready", "leased", "dead"] } },
+      orderBy: { id: "asc" },
+      take: 50,
+    }),
+    db.prisma.fetchAttempt.findMany({
+      where: { sourceId: id },
+      orderBy: { startedAt: "desc" },
+      take: limit,
+    }),
+    db.prisma.$queryRaw<{ code: string; count: number }[]>`
+      SELECT code, count(*)::int AS count
+      FROM fetch_attempts
+      WHERE source_id = ${id} AND started_at >= ${dayAgo} AND started_at <= ${now}
+      GROUP BY code
+      ORDER BY count DESC, code`,
+  ]);
+  return {
+    ...toRow(source, buckets.get(id) ?? emptySeries(now), now),
+    pollIntervalSeconds: source.pollIntervalSeconds,
+    configOrigin: source.configOrigin,
+    observes: source.observes,
+    disabledReason: source.state?.disabledReason ?? null,
+    jobs: jobs.map((j) => ({
+      id: j.id.toString(),
+      queue: j.queue,
+      key: j.key,
+      state: j.state,
+      runAt: j.runAt,
+      attempts: j.attempts,
+      leaseOwner: j.leaseOwner,
+      leaseExpiresAt: j.leaseExpiresAt,
+    })),
+    recentAttempts: attempts.map((a) => ({
+      id: a.id.toString(),
+      collector: a.collector,
+      startedAt: a.startedAt,
+      durationMs: a.durationMs,
+      code: a.code,
+      httpStatus: a.httpStatus,
+      bytes: a.bytes,
+      retry: a.retry,
+      message: a.message,
+    })),
+    codes,
+  };
+}
+
+// ---- admin actions: each one statement with its admin_audit row, committed together ----
+
+export const SOURCE_AUDIT_ACTIONS = {
+  fetchNow: "sources.fetch_now",
+  pause: "sources.pause",
+  resume: "sources.resume",
+} as const;
+
+export interface ActionResult {
+  affected: number;
+  auditId: string;
+  message: string;
+}
+
+function audit(actor: string, action: string, sourceId: string, affected: Prisma.Sql) {
+  return Prisma.sql`
+    INSERT INTO admin_audit (actor, action, target, dry_run, affected, detail)
+    VALUES (${actor}::text, ${action}::text, ${JSON.stringify({ sourceId })}::jsonb, false,
+            (${affected})::int, NULL)
+    RETURNING id`;
+}
+
+async function exists(db: Database, id: string): Promise<boolean> {
+  return (await db.prisma.source.count({ where: { id } })) > 0;
+}
+
+/**
+ * Makes the source's waiting fetch jobs due now and wakes the fetch consumers. A leased job is
+ * already running; the breaker still decides whether the fetch goes out.
+ */
+export async function fetchSourceNow(
+  db: Database,
+  id: string,
+  actor: string,
+): Promise<ActionResult | null> {
+  if (!(await exists(db, id))) return null;
+  const [row] = await db.prisma.$queryRaw<{ affected: number; audit_id: string }[]>`
+    WITH due AS (
+      UPDATE jobs SET run_at = now()
+      WHERE queue = 'fetch' AND source_id = ${id} AND state = 'ready'
+      RETURNING id
+    ),
+    woke AS (
+      SELECT pg_notify(${JOBS_CHANNEL}, 'fetch') FROM (SELECT 1 FROM due LIMIT 1) d
+    ),
+    audit AS (${audit(actor, SOURCE_AUDIT_ACTIONS.fetchNow, id, Prisma.sql`SELECT count(*) FROM due`)})
+    SELECT (SELECT count(*) FROM due)::int AS affected,
+           (SELECT id FROM audit)::text AS audit_id,
+           (SELECT count(*) FROM woke)::int AS woke`;
+  if (!row) throw new Error("fetch now: no answer");
+  return {
+    affected: row.affected,
+    auditId: row.audit_id,
+    message:
+      row.affected > 0
+        ? `${row.affected} fetch job(s) due now`
+        : "no waiting fetch job (running, paused, or not a polled source)",
+  };
+}
+
+/**
+ * Pauses a source: the reason is set (creating its state row if fetching never did) unless it is
+ * already disabled, and its waiting fetch/stream jobs are deleted at once so the frontier stops
+ * without waiting for the next sync.
+ */
+export async function pauseSource(
+  db: Database,
+  id: string,
+  actor: string,
+): Promise<ActionResult | null> {
+  if (!(await exists(db, id))) return null;
+  const [row] = await db.prisma.$queryRaw<
+    { affected: number; dropped: number; audit_id: string; reason: string | null }[]
+  >`
+    WITH paused AS (
+      INSERT INTO source_state (source_id, disabled_reason, disabled_at, updated_at)
+      VALUES (${id}, ${PAUSED_REASON}, now(), now())
+      ON CONFLICT (source_id) DO UPDATE
+        SET disabled_reason = excluded.disabled_reason, disabled_at = now(), updated_at = now()
+        WHERE source_state.disabled_reason IS NULL
+      RETURNING source_id
+    ),
+    dropped AS (
+      DELETE FROM jobs
+      WHERE source_id = ${id} AND queue IN ('fetch', 'stream') AND state = 'ready'
+      RETURNING id
+    ),
+    audit AS (${audit(actor, SOURCE_AUDIT_ACTIONS.pause, id, Prisma.sql`SELECT count(*) FROM paused`)})
+    SELECT (SELECT count(*) FROM paused)::int AS affected,
+           (SELECT count(*) FROM dropped)::int AS dropped,
+           (SELECT id FROM audit)::text AS audit_id,
+           (SELECT disabled_reason FROM source_state WHERE source_id = ${id}) AS reason`;
+  if (!row) throw new Error("pause: no answer");
+  return {
+    affected: row.affected,
+    auditId: row.audit_id,
+    message:
+      row.affected > 0
+        ? `paused; ${row.dropped} waiting job(s) removed`
+        : `already disabled (${row.reason ?? "unknown"})`,
+  };
+}
+
+/**
+ * Resumes a source paused by an admin (a source disabled by a 404/410 stays disabled), then
+ * syncs the frontier so its jobs are back at once, due now.
+ */
+export async function resumeSource(
+  db: Database,
+  id: string,
+  actor: string,
+): Promise<ActionResult | null> {
+  if (!(await exists(db, id))) return null;
+  const [row] = await db.prisma.$queryRaw<{ affected: number; audit_id: string }[]>`
+    WITH resumed AS (
+      UPDATE source_state
+      SET disabled_reason = NULL, disabled_at = NULL, updated_at = now()
+      WHERE source_id = ${id} AND disabled_reason = ${PAUSED_REASON}
+      RETURNING source_id
+    ),
+    audit AS (${audit(actor, SOURCE_AUDIT_ACTIONS.resume, id, Prisma.sql`SELECT count(*) FROM resumed`)})
+    SELECT (SELECT count(*) FROM resumed)::int AS affected, (SELECT id FROM audit)::text AS audit_id`;
+  if (!row) throw new Error("resume: no answer");
+  if (row.affected > 0) await syncFrontier(db);
+  return {
+    affected: row.affected,
+    auditId: row.audit_id,
+    message: row.affected > 0 ? "resumed" : "not paused by an admin",
+  };
+}
