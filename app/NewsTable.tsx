@@ -1,4 +1,4 @@
-import type { LatestNewsRow } from "./latestNews";
+import type { HeadlineJson } from "@/components/hooks/useOverview";
 
 const updatedFormat = new Intl.DateTimeFormat("en-GB", {
   dateStyle: "medium",
@@ -7,7 +7,7 @@ const updatedFormat = new Intl.DateTimeFormat("en-GB", {
 });
 
 /** The current rows. Every value is rendered as text: headlines come from outside. */
-export function NewsTable({ rows }: { rows: LatestNewsRow[] }) {
+export function NewsTable({ rows }: { rows: HeadlineJson[] }) {
   if (rows.length === 0) {
     return (
       <p className="empty">
@@ -64,9 +64,7 @@ export function NewsTable({ rows }: { rows: LatestNewsRow[] }) {
               {row.auditCount}
             </td>
             <td>
-              <time dateTime={row.updatedAt.toISOString()}>
-                {updatedFormat.format(row.updatedAt)}
-              </time>
+              <time dateTime={row.updatedAt}>{updatedFormat.format(new Date(row.updatedAt))}</time>
             </td>
           </tr>
         ))}
@@ -75,7 +73,7 @@ export function NewsTable({ rows }: { rows: LatestNewsRow[] }) {
   );
 }
 
-function Headline({ row }: { row: LatestNewsRow }) {
+function Headline({ row }: { row: HeadlineJson }) {
   const text = row.title ?? <span className="untitled">(untitled)</span>;
   if (!row.link) return text;
   return (

@@ -1,0 +1,219 @@
+"use client";
+
+import Link from "next/link";
+import { useState } from "react";
+import { BarsChart, type SeriesPoint, TimeSeriesChart } from "@/components/charts";
+import { type QueuesJson, useQueuesQuery } from "@/components/hooks/useQueues";
+import { ms, relative, utc } from "@/lib/dashboard/format";
+import styles from "./queues.module.css";
+
+const WINDOWS = [1, 6, 24] as const;
+
+export function QueuesPage() {
+  const [hours, setHours] = useState<number>(1);
+  const { data, error } = useQueuesQuery({ hours });
+  const q = data?.queues;
+  return (
+    <>
+      <h1>Queues</h1>
+      <p className="lede">
+        Jobs by stage and state, how long due jobs waited to be claimed, leases in flight and what
+        happened to them, and the workers. Refreshed every 10 seconds.
+      </p>
+      <fieldset className={styles.windows} aria-label="Time window">
+        {WINDOWS.map((h) => (
+          <button
+            key={h}
+            type="button"
+            className={styles.window}
+            aria-pressed={hours === h}
+            onClick={() => setHours(h)}
+          >
+            last {h} h
+          </button>
+        ))}
+      </fieldset>
+      {error ? <p className={styles.error}>Queues unavailable: {error.message}</p> : null}
+      {q ? <Body q={q} /> : !error ? <p>Loading…</p> : null}
+    </>
+  );
+}
+
+function Body({ q }: { q: QueuesJson }) {
+  const now = Date.now();
+  return (
+    <>
+      <h2>Depth per stage</h2>
+      {q.depth.length === 0 ? (
+        <p className="empty">No jobs.</p>
+      ) : (
+        <table className={`sources ${styles.table}`} data-testid="depth">
+          <thead>
+            <tr>
+              <th scope="col">Queue</th>
+              <th scope="col" className="num" title="Ready and due now: the backlog">
+                Due
+              </th>
+              <th scope="col" className="num" title="Ready, due later (recurring polls)">
+                Scheduled
+              </th>
+              <th scope="col" className="num">
+                Leased
+              </th>
+              <th scope="col" className="num">
+                Dead
+              </th>
+              <th scope="col">Oldest due</th>
+            </tr>
+          </thead>
+          <tbody>
+            {q.depth.map((d) => (
+              <tr key={d.queue} data-queue={d.queue}>
+                <td>{d.queue}</td>
+                <td className="num">{d.due}</td>
+                <td className="num">{d.ready - d.due}</td>
+                <td className="num">{d.leased}</td>
+                <td className="num">
+                  {d.dead > 0 ? <Link href="/dead-letters">{d.dead}</Link> : 0}
+                </td>
+                <td title={utc(d.oldestDueAt)}>{relative(d.oldestDueAt, now)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+
+      <h2>Lag p50 / p99</h2>
+      <p className="lede">
+        How long a job had been due when a worker claimed it, per {Math.round(q.bucketSeconds / 60)}
+        -minute bucket, in seconds.
+      </p>
+      {q.lag.length === 0 ? (
+        <p className="empty">No claims in the last {q.hours} h.</p>
+      ) : (
+        <div className={styles.charts}>
+          {q.lag.map((l) => (
+            <section key={l.queue} className={styles.panel} data-lag-queue={l.queue}>
+              <h3>
+                {l.queue} · {l.points.reduce((n, p) => n + p.claims, 0)} claims
+              </h3>
+              <TimeSeriesChart
+                data={l.points.map(
+                  (p): SeriesPoint => ({ t: p.t, p50: p.p50Ms / 1000, p99: p.p99Ms / 1000 }),
+                )}
+                series={[
+                  { field: "p50", name: "p50" },
+                  { field: "p99", name: "p99" },
+                ]}
+                unit=" s"
+                label={`${l.queue}: claim lag p50 and p99 over time`}
+              />
+            </section>
+          ))}
+        </div>
+      )}
+
+      <h2>Leases</h2>
+      <div className={styles.charts}>
+        <section className={styles.panel}>
+          <h3>
+            {q.inFlight.total} in flight · last {q.hours} h: {q.leaseEvents.counts.expired} expired,{" "}
+            {q.leaseEvents.counts.reclaimed} reclaimed, {q.leaseEvents.counts.released} released
+          </h3>
+          <BarsChart
+            data={q.leaseEvents.histogram}
+            x="bucket"
+            y="total"
+            label="Lease age when expired, reclaimed or released"
+          />
+          <p className={styles.sub}>Lease age when it expired, was reclaimed or was released.</p>
+        </section>
+        <section className={styles.panel}>
+          <h3>Oldest leases in flight</h3>
+          {q.inFlight.leases.length === 0 ? (
+            <p className={styles.sub}>None.</p>
+          ) : (
+            <table className={`sources ${styles.table}`} data-testid="leases">
+              <thead>
+                <tr>
+                  <th scope="col">Job</th>
+                  <th scope="col">Owner</th>
+                  <th scope="col" className="num">
+                    Age
+                  </th>
+                  <th scope="col">Expires</th>
+                </tr>
+              </thead>
+              <tbody>
+                {q.inFlight.leases.map((l) => (
+                  <tr key={l.id}>
+                    <td>
+                      {l.queue} {l.key ?? `#${l.id}`}
+                      {l.attempt > 1 ? ` (attempt ${l.attempt})` : ""}
+                    </td>
+                    <td className={styles.sub}>{l.owner}</td>
+                    <td className="num">{ms(l.ageMs)}</td>
+                    <td title={utc(l.expiresAt)}>{relative(l.expiresAt, now)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </section>
+      </div>
+
+      <h2>Workers</h2>
+      {q.workers.length === 0 ? (
+        <p className="empty">No worker has reported.</p>
+      ) : (
+        <table className={`sources ${styles.table}`} data-testid="workers">
+          <thead>
+            <tr>
+              <th scope="col">Worker</th>
+              <th scope="col">State</th>
+              <th scope="col">Started</th>
+              <th scope="col">Seen</th>
+              <th scope="col" className="num">
+                Claimed
+              </th>
+              <th scope="col" className="num">
+                Completed
+              </th>
+              <th scope="col" className="num">
+                Failed
+              </th>
+              <th scope="col" className="num">
+                In flight
+              </th>
+              <th scope="col">Last claim</th>
+              <th scope="col">Last error</th>
+            </tr>
+          </thead>
+          <tbody>
+            {q.workers.map((w) => (
+              <tr key={w.id} data-worker-state={w.state}>
+                <td>
+                  {w.id}
+                  <div className={styles.sub}>
+                    {w.host} pid {w.pid} · {w.queues.join(", ")}
+                  </div>
+                </td>
+                <td>{w.state}</td>
+                <td title={utc(w.startedAt)}>{relative(w.startedAt, now)}</td>
+                <td title={utc(w.seenAt)}>{relative(w.seenAt, now)}</td>
+                <td className="num">{w.claimed}</td>
+                <td className="num">{w.completed}</td>
+                <td className="num">{w.failed}</td>
+                <td className="num">{w.inFlight}</td>
+                <td title={utc(w.lastClaimAt)}>{relative(w.lastClaimAt, now)}</td>
+                <td className={styles.sub} title={utc(w.lastErrorAt)}>
+                  {w.lastError ?? "–"}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}

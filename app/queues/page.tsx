@@ -1,0 +1,9 @@
+import { QueuesPage } from "./QueuesPage";
+
+export default function Page() {
+  return (
+    <main>
+      <QueuesPage />
+    </main>
+  );
+}

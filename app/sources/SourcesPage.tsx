@@ -1,0 +1,148 @@
+"use client";
+
+import Link from "next/link";
+import { Sparkline } from "@/components/charts";
+import { type SourceRowJson, useSourcesQuery } from "@/components/hooks/useSources";
+import { duration, percent, relative, utc } from "@/lib/dashboard/format";
+import styles from "./sources.module.css";
+
+export function SourcesPage() {
+  const { data, error } = useSourcesQuery();
+  const now = data ? Date.now() : 0;
+  return (
+    <>
+      <h1>Sources</h1>
+      <p className="lede">
+        Health with the times behind it, the circuit breaker, error and 304 rates over the last hour
+        (5-minute buckets), whether the source&apos;s validators are trusted, and the next poll.
+        Refreshed every 5 seconds.
+      </p>
+      {error ? <p className={styles.error}>Sources unavailable: {error.message}</p> : null}
+      {data && data.sources.length === 0 ? (
+        <p className="empty">No sources configured yet.</p>
+      ) : null}
+      {data && data.sources.length > 0 ? (
+        <table className={`sources ${styles.table}`}>
+          <thead>
+            <tr>
+              <th scope="col">Source</th>
+              <th scope="col">Health</th>
+              <th scope="col">Activity / content</th>
+              <th scope="col">Breaker</th>
+              <th scope="col">Errors (1 h)</th>
+              <th scope="col">304 (1 h)</th>
+              <th scope="col">Validators</th>
+              <th scope="col">Next poll</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.sources.map((s) => (
+              <Row key={s.id} s={s} now={now} />
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+    </>
+  );
+}
+
+function Row({ s, now }: { s: SourceRowJson; now: number }) {
+  return (
+    <tr data-source-id={s.id} data-health={s.health.state} data-breaker={s.breaker.state}>
+      <td className="source">
+        <Link href={`/sources/${encodeURIComponent(s.id)}`} className={styles.name}>
+          {s.name}
+        </Link>
+        <div className={styles.sub}>
+          {s.id} · {s.kind}
+        </div>
+      </td>
+      <td className={styles.health}>
+        <span className={`badge health-${s.health.state}`}>
+          {s.paused ? "paused" : s.health.state}
+        </span>
+        <div className={styles.sub}>{s.health.reason}</div>
+      </td>
+      <td className={styles.sub}>
+        {s.collectors.length === 0 ? "no collector has reported yet" : null}
+        {s.collectors.map((c) => (
+          <div key={c.collector}>
+            <strong>{c.collector}</strong>: activity{" "}
+            <span title={utc(c.lastActivityAt)}>{relative(c.lastActivityAt, now)}</span>
+            {c.lastActivityKind ? ` (${c.lastActivityKind})` : ""}, content{" "}
+            <span title={utc(c.lastContentAt)}>{relative(c.lastContentAt, now)}</span>, usual gap{" "}
+            {c.usualGapSeconds === null
+              ? "not learned"
+              : `${duration(c.usualGapSeconds)}${c.gapsSeen < 5 ? " (learning)" : ""}`}
+          </div>
+        ))}
+      </td>
+      <td>
+        <span className={`${styles.breaker} ${styles[s.breaker.state] ?? ""}`}>
+          {s.breaker.state.replace("_", "-")}
+        </span>
+        {s.breaker.state !== "closed" ? (
+          <div className={styles.sub}>
+            since <span title={utc(s.breaker.since)}>{relative(s.breaker.since, now)}</span>
+            {s.breaker.nextProbeAt ? (
+              <>
+                , probe{" "}
+                <span title={utc(s.breaker.nextProbeAt)}>
+                  {relative(s.breaker.nextProbeAt, now)}
+                </span>
+              </>
+            ) : null}
+            {s.lastError ? (
+              <div title={s.lastError.message ?? undefined}>{s.lastError.code}</div>
+            ) : null}
+          </div>
+        ) : s.breaker.failures > 0 ? (
+          <div className={styles.sub}>{s.breaker.failures} failure(s) in a row</div>
+        ) : null}
+      </td>
+      <td>
+        <div className={styles.rate}>
+          <span className={styles.num}>{percent(s.lastHour.errorRate)}</span>
+          <Sparkline
+            data={s.series}
+            field="errorRate"
+            color="#dc2626"
+            label={`${s.name}: error rate per 5 minutes, last hour`}
+          />
+        </div>
+        <div className={styles.sub}>
+          {s.lastHour.errors} of {s.lastHour.attempts}
+        </div>
+      </td>
+      <td>
+        <div className={styles.rate}>
+          <span className={styles.num}>{percent(s.lastHour.notModifiedRate)}</span>
+          <Sparkline
+            data={s.series}
+            field="notModifiedRate"
+            label={`${s.name}: 304 share per 5 minutes, last hour`}
+          />
+        </div>
+        <div className={styles.sub}>
+          {s.lastHour.notModified} of {s.lastHour.attempts}
+        </div>
+      </td>
+      <td>
+        {s.kind === "stream" ? (
+          <span className={styles.sub}>–</span>
+        ) : s.trustsValidators ? (
+          "trusted"
+        ) : (
+          <span title="An unconditional fetch showed a 304 hiding a change">not trusted</span>
+        )}
+      </td>
+      <td>
+        {s.kind === "stream" ? (
+          <span className={styles.sub}>watched</span>
+        ) : (
+          <span title={utc(s.nextPollAt)}>{relative(s.nextPollAt, now)}</span>
+        )}
+      </td>
+    </tr>
+  );
+}

@@ -1,0 +1,290 @@
+"use client";
+
+import Link from "next/link";
+import { BarsChart, TimeSeriesChart } from "@/components/charts";
+import { ApiError } from "@/components/hooks/api";
+import {
+  type SourceAction,
+  type SourceDetailJson,
+  useSourceActionMutation,
+  useSourceQuery,
+} from "@/components/hooks/useSource";
+import { duration, ms, percent, relative, utc } from "@/lib/dashboard/format";
+import styles from "../sources.module.css";
+
+export function SourcePage({ id }: { id: string }) {
+  const { data, error } = useSourceQuery(id);
+  const s = data?.source;
+  if (error) {
+    return (
+      <>
+        <p>
+          <Link href="/sources">← Sources</Link>
+        </p>
+        <p className={styles.error}>
+          {error instanceof ApiError && error.status === 404
+            ? `No source "${id}".`
+            : `Source unavailable: ${error.message}`}
+        </p>
+      </>
+    );
+  }
+  if (!s) return <p>Loading…</p>;
+  const now = Date.now();
+  return (
+    <>
+      <p>
+        <Link href="/sources">← Sources</Link>
+      </p>
+      <h1>{s.name}</h1>
+      <p className="lede">
+        <span
+          className={`badge health-${s.health.state}`}
+          data-testid="health"
+          data-health={s.health.state}
+        >
+          {s.paused ? "paused" : s.health.state}
+        </span>{" "}
+        {s.health.reason}
+      </p>
+      <Actions s={s} />
+      <dl className={styles.facts}>
+        <Fact label="Id">{s.id}</Fact>
+        <Fact label="Kind">
+          {s.kind} ({s.configOrigin === "file" ? "sources file" : "dashboard"})
+        </Fact>
+        <Fact label="URL">{s.url ?? "–"}</Fact>
+        <Fact label="Breaker">
+          <span data-testid="breaker" data-breaker={s.breaker.state}>
+            {s.breaker.state.replace("_", "-")}
+          </span>
+          {s.breaker.state !== "closed" ? (
+            <>
+              {" "}
+              since <span title={utc(s.breaker.since)}>{relative(s.breaker.since, now)}</span>
+              {s.breaker.nextProbeAt
+                ? `, next probe ${relative(s.breaker.nextProbeAt, now)}`
+                : null}
+            </>
+          ) : null}
+          {s.breaker.failures ? ` · ${s.breaker.failures} failure(s) in a row` : null}
+        </Fact>
+        <Fact label="Last error">
+          {s.lastError ? (
+            <>
+              {s.lastError.code} {relative(s.lastError.at, now)}
+              <div className={styles.sub}>{s.lastError.message}</div>
+            </>
+          ) : (
+            "none"
+          )}
+        </Fact>
+        <Fact label="Last hour">
+          {s.lastHour.attempts} fetches, {percent(s.lastHour.errorRate)} errors,{" "}
+          {percent(s.lastHour.notModifiedRate)} 304
+        </Fact>
+        <Fact label="Polling">
+          {s.kind === "stream"
+            ? "watched (stream)"
+            : `every ${duration(s.pollIntervalSeconds)}, next ${relative(s.nextPollAt, now)}, last ${relative(s.lastPolledAt, now)}`}
+        </Fact>
+        <Fact label="Validators">{s.trustsValidators ? "trusted" : "not trusted"}</Fact>
+        {s.observes ? <Fact label="Observes">{s.observes}</Fact> : null}
+      </dl>
+
+      <h2>Fetching</h2>
+      <div className={styles.charts}>
+        <section className={styles.panel}>
+          <h3>Error and 304 share, last hour (5-minute buckets)</h3>
+          <TimeSeriesChart
+            data={s.series.map((p) => ({
+              t: p.t,
+              errors: p.errorRate === null ? null : Math.round(p.errorRate * 100),
+              notModified: p.notModifiedRate === null ? null : Math.round(p.notModifiedRate * 100),
+            }))}
+            series={[
+              { field: "errors", name: "errors %" },
+              { field: "notModified", name: "304 %" },
+            ]}
+            unit="%"
+            label={`${s.name}: error and 304 share over the last hour`}
+          />
+        </section>
+        <section className={styles.panel}>
+          <h3>Outcomes by code, last 24 hours</h3>
+          {s.codes.length ? (
+            <BarsChart
+              data={s.codes}
+              x="code"
+              y="count"
+              label={`${s.name}: fetch outcomes by code over the last day`}
+            />
+          ) : (
+            <p className={styles.sub}>No fetches in the last day.</p>
+          )}
+        </section>
+      </div>
+
+      <h2>Collectors</h2>
+      {s.collectors.length === 0 ? (
+        <p className="empty">No collector has reported yet.</p>
+      ) : (
+        <table className="sources">
+          <thead>
+            <tr>
+              <th scope="col">Collector</th>
+              <th scope="col">State</th>
+              <th scope="col">Connected</th>
+              <th scope="col">Last activity</th>
+              <th scope="col">Last content</th>
+              <th scope="col">Usual gap</th>
+            </tr>
+          </thead>
+          <tbody>
+            {s.collectors.map((c) => (
+              <tr key={c.collector}>
+                <td>{c.collector}</td>
+                <td>
+                  <span className={`badge health-${c.state}`}>{c.state}</span>
+                  <div className={styles.sub}>{c.reason}</div>
+                </td>
+                <td>{c.connected ? "yes" : "no"}</td>
+                <td title={utc(c.lastActivityAt)}>
+                  {relative(c.lastActivityAt, now)}
+                  {c.lastActivityKind ? ` (${c.lastActivityKind})` : ""}
+                </td>
+                <td title={utc(c.lastContentAt)}>{relative(c.lastContentAt, now)}</td>
+                <td>
+                  {c.usualGapSeconds === null ? "not learned" : duration(c.usualGapSeconds)} (
+                  {c.gapsSeen} gaps seen)
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+
+      <h2>Jobs</h2>
+      {s.jobs.length === 0 ? (
+        <p className="empty">No job in the frontier{s.paused ? " (paused)" : ""}.</p>
+      ) : (
+        <table className="sources" data-testid="jobs">
+          <thead>
+            <tr>
+              <th scope="col">Queue</th>
+              <th scope="col">Key</th>
+              <th scope="col">State</th>
+              <th scope="col">Due</th>
+              <th scope="col" className="num">
+                Attempts
+              </th>
+              <th scope="col">Lease</th>
+            </tr>
+          </thead>
+          <tbody>
+            {s.jobs.map((j) => (
+              <tr key={j.id}>
+                <td>{j.queue}</td>
+                <td>{j.key}</td>
+                <td>{j.state}</td>
+                <td title={utc(j.runAt)}>{relative(j.runAt, now)}</td>
+                <td className="num">{j.attempts}</td>
+                <td>
+                  {j.leaseOwner ? `${j.leaseOwner}, until ${relative(j.leaseExpiresAt, now)}` : "–"}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+
+      <h2>Recent fetch attempts</h2>
+      {s.recentAttempts.length === 0 ? (
+        <p className="empty">No fetch attempts yet.</p>
+      ) : (
+        <table className="sources" data-testid="attempts">
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Collector</th>
+              <th scope="col">Code</th>
+              <th scope="col" className="num">
+                HTTP
+              </th>
+              <th scope="col" className="num">
+                Time
+              </th>
+              <th scope="col" className="num">
+                Bytes
+              </th>
+              <th scope="col" className="num">
+                Retry
+              </th>
+              <th scope="col">Message</th>
+            </tr>
+          </thead>
+          <tbody>
+            {s.recentAttempts.map((a) => (
+              <tr key={a.id}>
+                <td title={utc(a.startedAt)}>{relative(a.startedAt, now)}</td>
+                <td>{a.collector}</td>
+                <td>{a.code}</td>
+                <td className="num">{a.httpStatus ?? "–"}</td>
+                <td className="num">{ms(a.durationMs)}</td>
+                <td className="num">{a.bytes}</td>
+                <td className="num">{a.retry}</td>
+                <td className={styles.sub}>{a.message ?? ""}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}
+
+function Fact({ label, children }: { label: string; children: React.ReactNode }) {
+  return (
+    <div>
+      <dt>{label}</dt>
+      <dd>{children}</dd>
+    </div>
+  );
+}
+
+const LABELS: Record<SourceAction, string> = {
+  "fetch-now": "Fetch now",
+  pause: "Pause",
+  resume: "Resume",
+};
+
+function Actions({ s }: { s: SourceDetailJson }) {
+  const action = useSourceActionMutation(s.id);
+  const toggle: SourceAction = s.paused ? "resume" : "pause";
+  return (
+    <div className={styles.actions}>
+      {(["fetch-now", toggle] as const).map((a) => (
+        <button
+          key={a}
+          type="button"
+          className={styles.button}
+          disabled={action.isPending || (a === "fetch-now" && s.paused)}
+          onClick={() => action.mutate(a)}
+        >
+          {LABELS[a]}
+        </button>
+      ))}
+      <span className={styles.sub}>Admin actions; each is recorded in the audit log.</span>
+      {action.data ? (
+        <span className={styles.message} role="status">
+          {LABELS[action.variables ?? "fetch-now"]}: {action.data.result.message}
+        </span>
+      ) : null}
+      {action.error ? (
+        <span className={`${styles.message} ${styles.failed}`} role="alert">
+          {LABELS[action.variables ?? "fetch-now"]} refused: {action.error.message}
+        </span>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,9 @@
+import { SourcesPage } from "./SourcesPage";
+
+export default function Page() {
+  return (
+    <main>
+      <SourcesPage />
+    </main>
+  );
+}

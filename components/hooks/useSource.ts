@@ -1,0 +1,29 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import type { ActionResult, SourceDetail } from "@/lib/dashboard/sources";
+import { getJson, postJson } from "./api";
+import type { Serialized } from "./useSources";
+
+export type SourceDetailJson = Serialized<SourceDetail>;
+export type SourceAction = "fetch-now" | "pause" | "resume";
+
+/** GET /api/sources/:id, every 5 s: one source, its jobs, latest attempts and codes. */
+export function useSourceQuery(id: string, params: { limit?: number } = {}) {
+  return useQuery({
+    queryKey: ["sources", id, params],
+    queryFn: () =>
+      getJson<{ source: SourceDetailJson }>(`/api/sources/${encodeURIComponent(id)}`, params),
+    refetchInterval: 5_000,
+  });
+}
+
+/** POST /api/sources/:id/{fetch-now,pause,resume}; refreshes the source's views after. */
+export function useSourceActionMutation(id: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (action: SourceAction) =>
+      postJson<{ result: Serialized<ActionResult> }>(
+        `/api/sources/${encodeURIComponent(id)}/${action}`,
+      ),
+    onSettled: () => client.invalidateQueries({ queryKey: ["sources"] }),
+  });
+}
