@@ -1,5 +1,6 @@
 import type { Database } from "@/lib/db";
 import { logger } from "@/lib/logger";
+import { registerMetrics } from "@/lib/metrics";
 import type { FetchSourceOptions } from "@/workers/fetcher";
 import {
   type QueueWorker,
@@ -55,6 +56,7 @@ export interface Workers {
  */
 export async function startWorkers(db: Database, options: WorkerOptions = {}): Promise<Workers> {
   const log = logger().child({ part: "workers" });
+  registerMetrics(); // counters subscribe before the first event, not at the first scrape
   const buffer = createWriteBuffer(db, options.buffer);
   const sync = async () => {
     const frontier = await syncFrontier(db);

@@ -1,4 +1,5 @@
 import type { Database } from "@/lib/db";
+import { emit } from "@/lib/events";
 import { type FetchCode, isSuccess } from "./classify";
 
 export interface AttemptRecord {
@@ -26,6 +27,14 @@ export interface AttemptRecord {
  * last failure (with its time) after a success, so "what went wrong last" survives recovery.
  */
 export async function recordAttempt(db: Database, a: AttemptRecord): Promise<void> {
+  emit("fetch:finished", {
+    source: a.sourceId,
+    collector: a.collector,
+    code: a.code,
+    status: a.status ?? null,
+    bytes: a.bytes,
+    durationSeconds: a.durationMs / 1000,
+  });
   const failed = !isSuccess(a.code);
   const message = a.message ? a.message.slice(0, 2_000) : null;
   const hasFull = a.full !== undefined;

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { Database, Unlisten } from "@/lib/db";
+import { emit } from "@/lib/events";
 import { logger } from "@/lib/logger";
 import { sleep } from "@/lib/sleep";
 import { claim } from "./claim";
@@ -316,6 +317,7 @@ export async function startQueueWorker(
         try {
           asked = Math.min(q.batchSize ?? concurrency, free);
           const jobs = await claim(db, queue, id, asked, leaseSeconds);
+          emit("lease:reclaimed", { stage: queue, count: jobs.filter((j) => j.reclaimed).length });
           dbWorked();
           backoff = 250;
           claimed = jobs.length;

@@ -1,4 +1,5 @@
 import type { Database } from "@/lib/db";
+import { emit } from "@/lib/events";
 import { type Delivery, type WriteOutcome, type Writer, writeBatch } from "@/workers/store";
 
 export interface WriteBufferOptions {
@@ -101,6 +102,7 @@ export function createWriteBuffer(db: Database, options: WriteBufferOptions = {}
     // First come, first served: a producer never overtakes one already waiting.
     if (roomWaiters.length > 0 || !hasRoom(deliveries.length)) {
       stats.waits++;
+      emit("buffer:waited", { stage: "store" });
       const started = Date.now();
       await new Promise<void>((wake, fail) => {
         roomWaiters.push({ need: deliveries.length, wake, fail });
@@ -120,6 +122,7 @@ export function createWriteBuffer(db: Database, options: WriteBufferOptions = {}
     if (deliveries.length === 0) return [];
     if (closing) {
       stats.dropped += deliveries.length;
+      emit("buffer:dropped", { stage: "store", count: deliveries.length });
       throw new BufferClosedError();
     }
     return new Promise<WriteOutcome[]>((resolve, reject) => {
@@ -140,6 +143,7 @@ export function createWriteBuffer(db: Database, options: WriteBufferOptions = {}
           }
         } catch (err) {
           stats.dropped += deliveries.length - offset;
+          emit("buffer:dropped", { stage: "store", count: deliveries.length - offset });
           reject(err);
         }
       })();

@@ -1,4 +1,5 @@
 import type { Database } from "@/lib/db";
+import { deliveryLabels, emit } from "@/lib/events";
 import {
   type NormalizedObservation,
   normalize,
@@ -83,6 +84,8 @@ export async function writeBatch(db: Database, deliveries: Delivery[]): Promise<
         outcomes[(part[i] as { at: number }).at] = outcome;
     }
   }
+  for (const [at, o] of outcomes.entries())
+    emit("observation:written", { ...deliveryLabels(deliveries[at]?.input), result: o.result });
   return outcomes;
 }
 

@@ -1,0 +1,99 @@
+import { logger } from "./logger";
+
+/**
+ * Typed lifecycle events: business code says what happened, once, at the place it happened;
+ * metrics (lib/metrics.ts), logs and the dashboard's live state subscribe. Business code never
+ * imports prom-client.
+ *
+ * emit() cannot throw and never waits: a subscriber that throws (or rejects) is logged and the
+ * others still run, so a broken metric can never fail a write or a fetch. Subscribers run
+ * synchronously in the emitter's turn and must stay cheap (a counter increment, not I/O).
+ *
+ * The bus lives on globalThis: Next.js bundles route handlers and instrumentation separately,
+ * so a module-level emitter would be two emitters in one process, and workers started by
+ * instrumentation would emit into one that the metrics route never hears.
+ */
+export interface EventMap {
+  /** One delivery through the writer (workers/store writeBatch), rejects included. */
+  "observation:written": { source: string; collector: string; origin: string; result: string };
+  /** One fetch attempt, retries included (workers/fetcher recordAttempt). */
+  "fetch:finished": {
+    source: string;
+    collector: string;
+    /** The stable fetch code (workers/fetcher/classify.ts FETCH_CODES). */
+    code: string;
+    status: number | null;
+    bytes: number;
+    durationSeconds: number;
+  };
+  /** A producer had to wait for room in a bounded buffer (backpressure). */
+  "buffer:waited": { stage: string };
+  /** Deliveries a buffer refused (it was closing, or a wait was cut short). */
+  "buffer:dropped": { stage: string; count: number };
+  /** Jobs claimed after their previous lease ran out (count may be 0: the stage exists). */
+  "lease:reclaimed": { stage: string; count: number };
+}
+
+export type EventName = keyof EventMap;
+export type Listener<E extends EventName> = (payload: EventMap[E]) => void;
+
+interface Bus {
+  listeners: Map<EventName, Set<Listener<EventName>>>;
+}
+
+const globalForEvents = globalThis as unknown as { wirewatchEvents?: Bus };
+
+function bus(): Bus {
+  globalForEvents.wirewatchEvents ??= { listeners: new Map() };
+  return globalForEvents.wirewatchEvents;
+}
+
+/** Subscribes; returns the unsubscribe. */
+export function on<E extends EventName>(event: E, listener: Listener<E>): () => void {
+  const listeners = bus().listeners;
+  let set = listeners.get(event);
+  if (!set) {
+    set = new Set();
+    listeners.set(event, set);
+  }
+  set.add(listener as Listener<EventName>);
+  return () => {
+    set.delete(listener as Listener<EventName>);
+  };
+}
+
+/** Tells every subscriber; never throws, whatever a subscriber does. */
+export function emit<E extends EventName>(event: E, payload: EventMap[E]): void {
+  const set = bus().listeners.get(event);
+  if (!set) return;
+  for (const listener of set) {
+    try {
+      const result: unknown = (listener as Listener<E>)(payload);
+      if (result instanceof Promise) result.catch((err) => subscriberFailed(event, err));
+    } catch (err) {
+      subscriberFailed(event, err);
+    }
+  }
+}
+
+function subscriberFailed(event: EventName, err: unknown): void {
+  try {
+    logger().error({ err, event }, "event subscriber failed (ignored)");
+  } catch {
+    // Not even the logger: the worker goes on regardless.
+  }
+}
+
+/**
+ * The labels of a delivery given to the writer, read defensively: a rejected delivery may have
+ * no source, or a URL where the source id belongs. lib/metrics.ts bounds the values again.
+ */
+export function deliveryLabels(input: unknown): {
+  source: string;
+  collector: string;
+  origin: string;
+} {
+  const o = (typeof input === "object" && input !== null ? input : {}) as Record<string, unknown>;
+  const text = (v: unknown) => (typeof v === "string" && v !== "" ? v : "unknown");
+  return { source: text(o.sourceId), collector: text(o.collector), origin: text(o.origin) };
+}

@@ -1,0 +1,232 @@
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { emit } from "./events";
+import { LabelGuard, LIMITS, metricsAuthorized, registerMetrics, scrape } from "./metrics";
+import { createTestDatabase, type TestDatabase } from "./testing/db";
+import { seedMetricsRows } from "./testing/metricsSeed";
+
+const TOKEN = "metrics-token-for-tests-0123456789";
+let db: TestDatabase;
+
+vi.mock("@/lib/db", async (real) => ({
+  ...(await real<typeof import("./db")>()),
+  getDb: () => Promise.resolve(db),
+}));
+vi.mock("@/lib/config", async (real) => {
+  const actual = await real<typeof import("./config")>();
+  return { ...actual, config: () => ({ ...actual.config(), METRICS_TOKEN: TOKEN }) };
+});
+
+/** Series lines (name{labels} value) of an exposition text. */
+function series(text: string): string[] {
+  return text.split("\n").filter((l) => l !== "" && !l.startsWith("#"));
+}
+
+function labelValues(text: string): string[] {
+  return series(text).flatMap((l) =>
+    [...l.matchAll(/="((?:[^"\\]|\\.)*)"/g)].map((m) => m[1] ?? ""),
+  );
+}
+
+describe("LabelGuard", () => {
+  it("keeps enumerated labels to their enumeration and identifiers free of URLs", () => {
+    const g = new LabelGuard(["source"], { code: ["ok", "timeout"] });
+    expect(g.labels({ source: "wire", code: "ok" })).toEqual({ source: "wire", code: "ok" });
+    expect(g.labels({ source: "https://evil.example/x", code: "teapot" })).toEqual({
+      source: "invalid",
+      code: "other",
+    });
+    expect(g.labels({ source: "a b", code: 3 }).source).toBe("invalid");
+  });
+
+  it("caps distinct values per label and label sets per metric, folding the rest into other", () => {
+    const g = new LabelGuard(["source"], { result: ["a", "b"] }, 3, 5);
+    const got = ["s1", "s2", "s3", "s4"].map((s) => g.labels({ source: s, result: "a" }).source);
+    expect(got).toEqual(["s1", "s2", "s3", "other"]);
+    expect(g.labels({ source: "s1", result: "b" }).source).toBe("s1"); // 5th set: the last
+    expect(g.labels({ source: "s2", result: "b" }).source).toBe("other");
+  });
+});
+
+describe("metricsAuthorized", () => {
+  it("needs the bearer token when one is set", () => {
+    expect(metricsAuthorized(null, "")).toBe(true);
+    expect(metricsAuthorized(null, TOKEN)).toBe(false);
+    expect(metricsAuthorized(`Bearer ${TOKEN}`, TOKEN)).toBe(true);
+    expect(metricsAuthorized(`Bearer ${TOKEN}x`, TOKEN)).toBe(false);
+    expect(metricsAuthorized(`Basic ${TOKEN}`, TOKEN)).toBe(false);
+    expect(metricsAuthorized("Bearer ", TOKEN)).toBe(false);
+  });
+});
+
+describe("metrics from events and the database", () => {
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await seedMetricsRows(db, [10, 40, 200, 900, 3_000]);
+    registerMetrics();
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  it("counts events and computes the database gauges at scrape time", async () => {
+    emit("observation:written", {
+      source: "wire",
+      collector: "A",
+      origin: "primary",
+      result: "inserted",
+    });
+    emit("fetch:finished", {
+      source: "meridian",
+      collector: "A",
+      code: "not_modified",
+      status: 304,
+      bytes: 0,
+      durationSeconds: 0.12,
+    });
+    emit("buffer:waited", { stage: "store" });
+    emit("lease:reclaimed", { stage: "fetch", count: 2 });
+    const { body } = await scrape({ database: async () => db });
+    expect(body).toMatch(
+      /wirewatch_observations_total\{source="wire",collector="A",origin="primary",result="inserted"\} 1/,
+    );
+    expect(body).toMatch(
+      /wirewatch_fetch_requests_total\{source="meridian",code="not_modified"\} 1/,
+    );
+    expect(body).toMatch(/wirewatch_backpressure_waits_total\{stage="store"\} 1/);
+    expect(body).toMatch(/wirewatch_leases_reclaimed_total\{stage="fetch"\} 2/);
+    expect(body).toMatch(/wirewatch_dlq_depth\{stage="fetch"\} 1/);
+    expect(body).toMatch(/wirewatch_dlq_oldest_age_seconds\{stage="fetch"\} 7[12]\d\d/);
+    expect(body).toMatch(/wirewatch_breaker_state\{source="meridian"\} 2/);
+    expect(body).toMatch(/wirewatch_breaker_open 1/);
+    expect(body).toMatch(/wirewatch_local_outage 1/);
+    expect(body).toMatch(/wirewatch_source_health\{source="meridian",state="failing"\} 1/);
+    expect(body).toMatch(/wirewatch_admin_actions_total\{action="dlq.requeue"\} 1/);
+    expect(body).toMatch(
+      /wirewatch_collector_last_activity_timestamp_seconds\{source="wire",collector="A"\} \d+/,
+    );
+    expect(body).toMatch(/wirewatch_queue_lag_seconds_count\{stage="fetch"\} 5/);
+    expect(body).toMatch(/wirewatch_queue_lag_seconds_bucket\{le="0.05",stage="fetch"\} 2/);
+    expect(body).toMatch(/wirewatch_queue_lag_seconds_bucket\{le="1",stage="fetch"\} 4/);
+    expect(
+      Number(body.match(/wirewatch_queue_lag_seconds_sum\{stage="fetch"\} (\S+)/)?.[1]),
+    ).toBeCloseTo(4.15);
+    expect(body).toMatch(/wirewatch_metrics_database_up 1/);
+    expect(body).toMatch(/process_cpu_seconds_total/);
+    // The lag fold moves on: a second scrape does not count the same claims again.
+    expect((await scrape({ database: async () => db })).body).toMatch(
+      /wirewatch_queue_lag_seconds_count\{stage="fetch"\} 5/,
+    );
+  });
+
+  it("the route answers 401 without the token, the registry's content type with it", async () => {
+    const { GET } = await import("@/app/api/metrics/route");
+    const denied = await GET(new Request("http://localhost/api/metrics"));
+    expect(denied.status).toBe(401);
+    expect((await denied.json()).error.code).toBe("unauthorized");
+    const res = await GET(
+      new Request("http://localhost/api/metrics", {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      }),
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe(registerMetrics().own.contentType);
+    const text = await res.text();
+    expect(text).toMatch(/wirewatch_dlq_depth\{stage="fetch"\} 1/);
+
+    if (!existsSync("/usr/bin/promtool")) {
+      console.warn(
+        "\n⚠ SKIPPED: promtool check metrics, because /usr/bin/promtool is missing " +
+          "(apt-get install prometheus; .ci/run does)\n",
+      );
+      return;
+    }
+    // promtool exits non-zero on format errors and on lint problems (missing help, bad names).
+    const out = execFileSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" });
+    console.log(
+      `promtool check metrics (route output, ${series(text).length} series): ${out.trim() || "OK"}`,
+    );
+  });
+
+  it("stays bounded after 10,000 distinct sources with URLs in their rows", async () => {
+    await db.prisma.$executeRaw`
+      INSERT INTO sources (id, name, kind, url)
+      SELECT 'src-' || i, 'Source ' || i, 'feed', 'https://host' || i || '.example.com/feed.xml'
+      FROM generate_series(1, 10000) AS i`;
+    await db.prisma.$executeRaw`
+      INSERT INTO collector_status (source_id, collector, last_activity_at, last_content_at)
+      SELECT 'src-' || i, 'A', now(), now() FROM generate_series(1, 10000) AS i`;
+    await db.prisma.$executeRaw`
+      INSERT INTO source_state (source_id, breaker_state)
+      SELECT 'src-' || i, CASE WHEN i % 7 = 0 THEN 'open' ELSE 'closed' END
+      FROM generate_series(1, 10000) AS i`;
+    for (let i = 1; i <= 10_000; i++) {
+      const source = i % 10 === 0 ? `https://host${i}.example.com/feed.xml` : `src-${i}`;
+      emit("observation:written", {
+        source,
+        collector: i % 2 ? "A" : "B",
+        origin: "poll",
+        result: "inserted",
+      });
+      emit("fetch:finished", {
+        source,
+        collector: "A",
+        code: i % 3 ? "ok" : `weird ${i}`,
+        status: 200,
+        bytes: 100,
+        durationSeconds: 0.2,
+      });
+    }
+    const { body } = await scrape({ database: async () => db });
+    const values = labelValues(body);
+    expect(values.filter((v) => v.includes("://"))).toEqual([]);
+    const ours = series(body).filter((l) => l.startsWith("wirewatch_"));
+    const byMetric = new Map<string, number>();
+    for (const l of ours) {
+      const name = (l.match(/^[a-z_]+/)?.[0] ?? "").replace(/_(bucket|sum|count)$/, "");
+      byMetric.set(name, (byMetric.get(name) ?? 0) + 1);
+    }
+    // The stated bound: LIMITS.series label sets per metric plus the folded ones (see lib/metrics.ts).
+    const folded = 4 * 6 + 1; // at most origins × results (+ "unknown" origin) for observations
+    for (const [name, n] of byMetric) {
+      if (name === "wirewatch_queue_lag_seconds" || name === "wirewatch_fetch_duration_seconds")
+        continue;
+      expect(n, name).toBeLessThanOrEqual(LIMITS.series + folded);
+    }
+    const bound = byMetric.size * (LIMITS.series + folded) + 2 * 20;
+    console.log(
+      `cardinality after 10,000 sources: ${ours.length} wirewatch_ series (bound ${bound}); ` +
+        [...byMetric].map(([k, v]) => `${k}=${v}`).join(", "),
+    );
+    expect(ours.length).toBeLessThanOrEqual(bound);
+    expect(body).toMatch(/wirewatch_observations_total\{source="other"/);
+    expect(body).toMatch(/wirewatch_breaker_open 1429/); // counted in SQL, not capped
+  });
+});
+
+// promtool check rules on the alert rules shipped in deploy/.
+describe("deploy/alerts.yml", () => {
+  it("passes promtool check rules", () => {
+    if (!existsSync("/usr/bin/promtool")) {
+      console.warn("\n⚠ SKIPPED: promtool check rules, because /usr/bin/promtool is missing\n");
+      return;
+    }
+    const out = execFileSync("promtool", ["check", "rules", path.resolve("deploy/alerts.yml")], {
+      encoding: "utf8",
+    });
+    console.log(`promtool check rules deploy/alerts.yml: ${out.trim()}`);
+    expect(out).toMatch(/SUCCESS/);
+  });
+
+  it("prometheus.yml passes promtool check config (syntax: the token file lives on the server)", () => {
+    if (!existsSync("/usr/bin/promtool")) return;
+    const out = execFileSync(
+      "promtool",
+      ["check", "config", "--syntax-only", path.resolve("deploy/prometheus.yml")],
+      { encoding: "utf8" },
+    );
+    expect(out).toMatch(/SUCCESS/);
+  });
+});
