@@ -1,13 +1,19 @@
 import type { NextConfig } from "next";
+import { API_CSP } from "./lib/auth/csp";
 
-// Response headers for every route. A full Content-Security-Policy (script and style sources)
-// comes with the dashboard's own security work; until then only framing is restricted, which
-// needs no nonces and cannot break Next's inline bootstrap scripts.
+// Response headers for every route (docs/decisions/009). The pages' Content-Security-Policy
+// carries a per-request nonce, so proxy.ts sets it; API answers get a fixed one here.
 const securityHeaders = [
   { key: "X-Content-Type-Options", value: "nosniff" },
-  { key: "Content-Security-Policy", value: "frame-ancestors 'none'" },
   { key: "Referrer-Policy", value: "strict-origin-when-cross-origin" },
+  { key: "X-Frame-Options", value: "DENY" },
+  { key: "Cross-Origin-Opener-Policy", value: "same-origin" },
+  { key: "Permissions-Policy", value: "camera=(), microphone=(), geolocation=(), payment=()" },
 ];
+const apiHeaders = [{ key: "Content-Security-Policy", value: API_CSP }];
+// The login page and the auth API are never kept by a browser or a proxy (every API answer made
+// with lib/api/respond.ts says no-store too).
+const noStore = [{ key: "Cache-Control", value: "no-store" }];
 
 const nextConfig: NextConfig = {
   poweredByHeader: false,
@@ -28,7 +34,12 @@ const nextConfig: NextConfig = {
     "pino",
   ],
   async headers() {
-    return [{ source: "/:path*", headers: securityHeaders }];
+    return [
+      { source: "/:path*", headers: securityHeaders },
+      { source: "/api/:path*", headers: apiHeaders },
+      { source: "/login", headers: noStore },
+      { source: "/api/auth/:path*", headers: noStore },
+    ];
   },
 };
 

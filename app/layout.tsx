@@ -1,5 +1,7 @@
 import type { Metadata } from "next";
+import { connection } from "next/server";
 import type { ReactNode } from "react";
+import { AdminStatus } from "@/components/AdminStatus";
 import { Nav } from "@/components/Nav";
 import { Providers } from "@/components/Providers";
 import "./globals.css";
@@ -9,17 +11,23 @@ export const metadata: Metadata = {
   description: "Real-time news ingestion with an observability-first ops dashboard",
 };
 
-export default function RootLayout({ children }: { children: ReactNode }) {
+// Every page renders per request: its scripts carry the nonce of that response's
+// Content-Security-Policy (proxy.ts, docs/decisions/009), which a page built ahead cannot know.
+export default async function RootLayout({ children }: { children: ReactNode }) {
+  await connection();
   return (
     <html lang="en">
       <body>
-        <header className="site-header">
-          <div className="site-header-inner">
-            <span className="brand">wirewatch</span>
-            <Nav />
-          </div>
-        </header>
-        <Providers>{children}</Providers>
+        <Providers>
+          <header className="site-header">
+            <div className="site-header-inner">
+              <span className="brand">wirewatch</span>
+              <Nav />
+              <AdminStatus />
+            </div>
+          </header>
+          {children}
+        </Providers>
       </body>
     </html>
   );

@@ -16,9 +16,12 @@ test("the home page lists the latest rows with version, state, origin and audit 
   expect(response?.status()).toBe(200);
   expect(response?.headers()).toMatchObject({
     "x-content-type-options": "nosniff",
-    "content-security-policy": "frame-ancestors 'none'",
     "referrer-policy": "strict-origin-when-cross-origin",
   });
+  // Scripts only with this response's nonce (proxy.ts; e2e/security.spec.ts checks the rest).
+  expect(response?.headers()["content-security-policy"]).toMatch(
+    /script-src 'self' 'nonce-[A-Za-z0-9+/=]+' 'strict-dynamic';.*frame-ancestors 'none'/,
+  );
   await page.waitForLoadState("networkidle");
 
   const rows = page.locator("table.news tbody tr");
