@@ -39,6 +39,11 @@ const schema = z.object({
   ALERT_LAG_P99_RED_SECONDS: z.coerce.number().positive().default(900),
   ALERT_ERROR_RATE_AMBER: z.coerce.number().min(0).max(1).default(0.05),
   ALERT_ERROR_RATE_RED: z.coerce.number().min(0).max(1).default(0.25),
+  /**
+   * Fault injection for end-to-end tests (lib/chaos.ts, POST /api/chaos): on lets an admin make
+   * a stage fail for a source; off (the default) hides the API and nothing can be set.
+   */
+  WIREWATCH_CHAOS: z.enum(["off", "on"]).default("off"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
 });

@@ -1,3 +1,4 @@
+import { throwIfChaos } from "@/lib/chaos";
 import type { Database } from "@/lib/db";
 import type { FetchSourceOptions } from "@/workers/fetcher";
 import type { QueueOptions } from "@/workers/queue/queueWorker";
@@ -36,6 +37,7 @@ export function fetchStage(
     hostOf: (job) => (job.payload as unknown as CollectorPayload).host,
     handler: async (job) => {
       const state = job.payload as unknown as CollectorPayload;
+      throwIfChaos("fetch", state.sourceId);
       const source = await wantedSource(db, state);
       // Removed, switched off or no longer collected by this collector: the job ends here (the
       // frontier sync adds it again if the source comes back).
