@@ -1,0 +1,23 @@
+import { apiError, json } from "@/lib/api/respond";
+import { requireReader } from "@/lib/auth/guard";
+import { getDb } from "@/lib/db";
+import { getDeadLetter } from "@/workers/queue/deadLetters";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * GET /api/dead-letters/:id → the dead letter (or archived one) with payload, full last error
+ * (stack included), failures and lease events; 404 when it is not one (live again, or gone).
+ */
+export async function GET(
+  request: Request,
+  { params }: { params: Promise<{ id: string }> },
+): Promise<Response> {
+  const { id } = await params;
+  if (!/^[1-9]\d{0,18}$/.test(id)) return apiError(400, "bad_request", "id: must be a job id");
+  const denied = await requireReader(request);
+  if (denied) return denied;
+  const letter = await getDeadLetter(await getDb(), id);
+  if (!letter) return apiError(404, "not_found", `job ${id} is not a dead letter`);
+  return json(letter);
+}

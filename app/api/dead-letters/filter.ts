@@ -1,0 +1,85 @@
+import { z } from "zod";
+import { apiError } from "@/lib/api/respond";
+import {
+  type DeadLetterFilterInput,
+  InvalidDeadLetterFilterError,
+  SelectionError,
+} from "@/workers/queue/deadLetters";
+
+/** The dead-letter filter as query parameters (stage, source, code, fingerprint, from, to). */
+export const FilterQuery = z.object({
+  stage: z.string().trim().min(1).max(200).optional(),
+  source: z.string().trim().min(1).max(200).optional(),
+  code: z.string().trim().min(1).max(200).optional(),
+  fingerprint: z.string().trim().min(1).max(64).optional(),
+  from: z.string().trim().min(1).max(40).optional(),
+  to: z.string().trim().min(1).max(40).optional(),
+});
+
+export function toFilter(q: z.infer<typeof FilterQuery>): DeadLetterFilterInput {
+  return {
+    ...(q.stage ? { queue: q.stage } : {}),
+    ...(q.source ? { sourceId: q.source } : {}),
+    ...(q.code ? { code: q.code } : {}),
+    ...(q.fingerprint ? { fingerprint: q.fingerprint } : {}),
+    ...(q.from ? { from: q.from } : {}),
+    ...(q.to ? { to: q.to } : {}),
+  };
+}
+
+/** A filter or selection the dead-letter library refused, as a 400; anything else rethrown. */
+export function badSelection(err: unknown): Response {
+  if (
+    err instanceof InvalidDeadLetterFilterError ||
+    err instanceof SelectionError ||
+    err instanceof RangeError
+  ) {
+    return apiError(400, "bad_request", err.message);
+  }
+  throw err;
+}
+
+/** The body of requeue and discard: what to act on (a filter, ids, or all) and how. */
+export const SelectionBody = z.strictObject({
+  filter: z
+    .strictObject({
+      ids: z
+        .array(z.string().regex(/^[1-9]\d{0,18}$/))
+        .min(1)
+        .max(10_000)
+        .optional(),
+      stage: z.string().trim().min(1).max(200).optional(),
+      source: z.string().trim().min(1).max(200).optional(),
+      code: z.string().trim().min(1).max(200).optional(),
+      fingerprint: z.string().trim().min(1).max(64).optional(),
+      from: z.string().trim().min(1).max(40).optional(),
+      to: z.string().trim().min(1).max(40).optional(),
+    })
+    .default({}),
+  all: z.boolean().optional(),
+  dryRun: z.boolean().default(false),
+  cap: z.number().int().min(1).max(100_000).optional(),
+});
+
+export function bodyFilter(f: z.infer<typeof SelectionBody>["filter"]): DeadLetterFilterInput {
+  return { ...toFilter(f), ...(f.ids ? { ids: f.ids } : {}) };
+}
+
+/** Parses a JSON body with a schema; a 400 naming the field when it fails. */
+export async function parseBody<S extends z.ZodType>(
+  request: Request,
+  schema: S,
+): Promise<{ ok: true; value: z.infer<S> } | { ok: false; response: Response }> {
+  const raw = await request.json().catch(() => undefined);
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return { ok: true, value: parsed.data };
+  const issue = parsed.error.issues[0];
+  return {
+    ok: false,
+    response: apiError(
+      400,
+      "bad_request",
+      `${issue?.path.join(".") || "body"}: ${issue?.message ?? "invalid"}`,
+    ),
+  };
+}

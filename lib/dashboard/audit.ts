@@ -1,0 +1,90 @@
+import type { Database } from "@/lib/db";
+
+/** The admin_audit log for the Audit page: newest first, keyset-paged by id. */
+
+/** Actions written today, offered as filter choices (others can be typed). */
+export const KNOWN_AUDIT_ACTIONS = [
+  "dead_letters.requeue",
+  "dead_letters.discard",
+  "repairs.dry_run",
+  "repairs.apply",
+  "chaos.set",
+  "chaos.clear",
+] as const;
+
+export interface AuditRow {
+  id: string;
+  at: string;
+  actor: string;
+  action: string;
+  target: unknown;
+  dryRun: boolean;
+  affected: number;
+  detail: unknown;
+}
+
+/**
+ * A page of the log, newest first. `action` matches exactly, or by prefix when it ends in `.`
+ * or `*` ("dead_letters.*"). Walks the primary key backwards from `before`, so each page costs
+ * its LIMIT (plus the rows a filter skips), not the table.
+ */
+export async function listAudit(
+  db: Database,
+  { action, before, limit = 50 }: { action?: string; before?: string; limit?: number } = {},
+): Promise<{ entries: AuditRow[]; nextBefore: string | null }> {
+  const take = Math.max(1, Math.min(200, Math.trunc(limit)));
+  const wanted = action?.trim() || undefined;
+  const prefix = wanted?.endsWith("*")
+    ? wanted.slice(0, -1)
+    : wanted?.endsWith(".")
+      ? wanted
+      : null;
+  const rows = await db.prisma.adminAudit.findMany({
+    where: {
+      ...(before ? { id: { lt: BigInt(before) } } : {}),
+      ...(wanted ? { action: prefix !== null ? { startsWith: prefix } : wanted } : {}),
+    },
+    orderBy: { id: "desc" },
+    take: take + 1,
+  });
+  const entries = rows.slice(0, take).map((r) => ({
+    id: r.id.toString(),
+    at: r.at.toISOString(),
+    actor: r.actor,
+    action: r.action,
+    target: r.target,
+    dryRun: r.dryRun,
+    affected: r.affected,
+    detail: r.detail,
+  }));
+  return {
+    entries,
+    nextBefore: rows.length > take ? (entries[entries.length - 1]?.id ?? null) : null,
+  };
+}
+
+/** One audit row (for actions outside the dead-letter library, which audits itself). */
+export async function writeAudit(
+  db: Database,
+  row: {
+    actor: string;
+    action: string;
+    target?: object;
+    dryRun?: boolean;
+    affected?: number;
+    detail?: object;
+  },
+): Promise<string> {
+  const created = await db.prisma.adminAudit.create({
+    data: {
+      actor: row.actor,
+      action: row.action,
+      target: row.target ?? {},
+      dryRun: row.dryRun ?? false,
+      affected: row.affected ?? 0,
+      ...(row.detail ? { detail: row.detail } : {}),
+    },
+    select: { id: true },
+  });
+  return created.id.toString();
+}
