@@ -1,0 +1,89 @@
+"use client";
+
+import { useState } from "react";
+import { useAudit } from "@/components/hooks/useAudit";
+import s from "./audit.module.css";
+
+const when = (iso: string) => `${iso.slice(0, 19).replace("T", " ")} UTC`;
+
+export function AuditView() {
+  const [action, setAction] = useState("");
+  const [pages, setPages] = useState<string[]>([]);
+  const { data, error } = useAudit({ action: action || undefined, before: pages.at(-1) ?? null });
+  return (
+    <>
+      <form className={s.search} onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Action
+          <select
+            value={action}
+            aria-label="Action"
+            onChange={(e) => {
+              setAction(e.target.value);
+              setPages([]);
+            }}
+          >
+            <option value="">all actions</option>
+            {(data?.actions ?? []).map((a) => (
+              <option key={a} value={a}>
+                {a}
+              </option>
+            ))}
+          </select>
+        </label>
+      </form>
+      {error ? <p className={s.error}>{(error as Error).message}</p> : null}
+      <table className={s.table} aria-label="Audit log">
+        <thead>
+          <tr>
+            <th>When</th>
+            <th>Actor</th>
+            <th>Action</th>
+            <th>Dry run</th>
+            <th className={s.num}>Affected</th>
+            <th>Target</th>
+            <th>Detail</th>
+          </tr>
+        </thead>
+        <tbody>
+          {data?.entries.map((e) => (
+            <tr key={e.id} data-audit-id={e.id}>
+              <td className={s.nowrap}>{when(e.at)}</td>
+              <td>{e.actor}</td>
+              <td className={s.mono}>{e.action}</td>
+              <td>{e.dryRun ? "dry run" : ""}</td>
+              <td className={s.num}>{e.affected}</td>
+              <td className={s.mono}>{JSON.stringify(e.target)}</td>
+              <td className={s.mono}>{e.detail === null ? "" : JSON.stringify(e.detail)}</td>
+            </tr>
+          ))}
+          {data && data.entries.length === 0 ? (
+            <tr>
+              <td colSpan={7} className="empty">
+                No admin actions{action ? ` of ${action}` : ""} yet.
+              </td>
+            </tr>
+          ) : null}
+        </tbody>
+      </table>
+      <div className={s.pager}>
+        <button
+          type="button"
+          className={s.button}
+          disabled={pages.length === 0}
+          onClick={() => setPages([])}
+        >
+          Newest
+        </button>
+        <button
+          type="button"
+          className={s.button}
+          disabled={!data?.nextBefore}
+          onClick={() => data?.nextBefore && setPages([...pages, data.nextBefore])}
+        >
+          Older →
+        </button>
+      </div>
+    </>
+  );
+}
