@@ -14,6 +14,10 @@ const BENCHMARKS: Record<string, Benchmark> = {
     describe: "fetchers and memory with the writer 100× slower, against the unthrottled run",
     load: () => import("./backpressure"),
   },
+  dashboard: {
+    describe: "every dashboard API's p50/p95 over HTTP on 1M news and 5M audit rows",
+    load: () => import("./dashboard"),
+  },
   queue: {
     describe: "the Postgres job queue's worker processes against a raw SKIP LOCKED loop",
     load: () => import("./queue"),

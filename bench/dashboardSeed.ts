@@ -1,0 +1,144 @@
+import type pg from "pg";
+
+export interface SeedSize {
+  news: number;
+  events: number;
+  sources: number;
+}
+
+/**
+ * Fills an empty, migrated PostgreSQL database with a production-sized history, in SQL
+ * (generate_series), so the dashboard's queries meet realistic row counts and distributions:
+ * `sources` with their state and collectors, `news` spread over 30 days (a few retracted,
+ * versions 1–4), `news_events` for them (every item's first delivery plus duplicates, upgrades and
+ * edits, with payloads like the writer's), a day of fetch attempts, a day of lease events, the
+ * frontier, some dead letters, repair runs and admin actions. Deterministic (setseed).
+ */
+export async function seedLargeDatabase(
+  client: pg.Client,
+  size: SeedSize,
+  log: (line: string) => void,
+): Promise<void> {
+  const step = async (what: string, sql: string, params: unknown[] = []) => {
+    const started = Date.now();
+    await client.query(sql, params);
+    log(`  ${what} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  };
+  await client.query("SELECT setseed(0.42)");
+  await step(
+    `${size.sources} sources`,
+    `INSERT INTO sources (id, name, kind, url, poll_interval_seconds, collectors, config_origin)
+     SELECT 'src-' || i, 'Source ' || i, CASE WHEN i % 10 = 0 THEN 'stream' ELSE 'feed' END,
+            'https://news' || i || '.example/feed.xml', 300, ARRAY['A','B'], 'file'
+     FROM generate_series(1, $1::int) i`,
+    [size.sources],
+  );
+  await step(
+    "source state and collector status",
+    `INSERT INTO source_state (source_id, next_poll_at, last_polled_at, breaker_state,
+                               breaker_failures, breaker_changed_at, trusts_validators)
+     SELECT id, now() + interval '2 minutes', now() - interval '3 minutes',
+            CASE WHEN random() < 0.05 THEN 'open' ELSE 'closed' END, 0, now() - interval '1 hour',
+            random() < 0.9
+     FROM sources;
+     INSERT INTO collector_status (source_id, collector, connected, last_activity_at,
+                                   last_activity_kind, last_content_at, usual_gap_seconds, gaps_seen)
+     SELECT s.id, c, true, now() - interval '20 seconds', 'fetch', now() - interval '4 minutes', 300, 50
+     FROM sources s CROSS JOIN unnest(ARRAY['A','B']) c`,
+  );
+  await step(
+    `${size.news.toLocaleString("en")} news rows`,
+    `INSERT INTO news (entry_key, source_id, canonical_id, quality, title, title_stamp, link,
+                       link_stamp, summary, summary_stamp, category, category_stamp, language,
+                       published_at, version, content_hash, first_seen_at, first_source,
+                       first_collector, last_result, deleted_at, updated_at)
+     SELECT md5('item' || i), 'src-' || (1 + i % $2::int), 'guid:' || i, 'authoritative',
+            (ARRAY['Floods cut off','Central bank lifts','Port strike ends in','Markets rally on',
+                   'Council votes on','Rain delays'])[1 + i % 6] || ' ' || (i % 997) || ' story ' || i,
+            2, 'https://news' || (1 + i % $2::int) || '.example/a/' || i, 2,
+            'Summary of story ' || i, 2, (ARRAY['world','business','sport','politics'])[1 + i % 4], 2,
+            CASE WHEN i % 3 = 0 THEN 'bn' ELSE 'en' END,
+            now() - (i::float8 / $1::int) * interval '30 days', 1 + i % 4, md5('c' || i),
+            now() - (i::float8 / $1::int) * interval '30 days', 'src-' || (1 + i % $2::int), 'A',
+            CASE WHEN i % 500 = 0 THEN 'tombstoned' ELSE 'inserted' END,
+            CASE WHEN i % 500 = 0 THEN now() - (i::float8 / $1::int) * interval '30 days' END,
+            now() - (i::float8 / $1::int) * interval '30 days' + interval '5 minutes'
+     FROM generate_series(1, $1::int) i`,
+    [size.news, size.sources],
+  );
+  await step(
+    `${size.events.toLocaleString("en")} news_events rows`,
+    `INSERT INTO news_events (entry_key, source_id, collector, origin, kind, observed_at,
+                              received_at, payload, result, version)
+     SELECT md5('item' || (1 + (e - 1) % $1::int)), 'src-' || (1 + ((e - 1) % $1::int + 1) % $2::int),
+            CASE WHEN e % 2 = 0 THEN 'A' ELSE 'B' END,
+            CASE WHEN e % 7 = 0 THEN 'fallback' ELSE 'poll' END, 'observe',
+            now() - ((1 + (e - 1) % $1::int)::float8 / $1::int) * interval '30 days' + (e / $1::int) * interval '1 minute',
+            now() - ((1 + (e - 1) % $1::int)::float8 / $1::int) * interval '30 days' + (e / $1::int) * interval '1 minute',
+            jsonb_build_object('guid', 'guid:' || (1 + (e - 1) % $1::int), 'title', 'Story ' || e,
+                               'collector', CASE WHEN e % 2 = 0 THEN 'A' ELSE 'B' END),
+            CASE WHEN e <= $1::int THEN 'inserted'
+                 WHEN e % 11 = 0 THEN 'upgraded' WHEN e % 13 = 0 THEN 'updated'
+                 WHEN e % 101 = 0 THEN 'rejected' ELSE 'unchanged' END,
+            CASE WHEN e <= $1::int THEN 1 END
+     FROM generate_series(1, $3::int) e`,
+    [size.news, size.sources, size.events],
+  );
+  await step(
+    "a day of fetch attempts",
+    `INSERT INTO fetch_attempts (source_id, collector, started_at, duration_ms, code, http_status,
+                                 bytes, not_modified, retry)
+     SELECT 'src-' || (1 + i % $1::int), CASE WHEN i % 2 = 0 THEN 'A' ELSE 'B' END,
+            now() - (i::float8 / 200000) * interval '1 day', 100 + i % 900,
+            CASE WHEN i % 9 = 0 THEN 'not_modified' WHEN i % 31 = 0 THEN 'http_5xx'
+                 WHEN i % 53 = 0 THEN 'timeout' ELSE 'ok' END,
+            CASE WHEN i % 9 = 0 THEN 304 WHEN i % 31 = 0 THEN 503 WHEN i % 53 = 0 THEN NULL ELSE 200 END,
+            20000 + i % 5000, i % 9 = 0, 0
+     FROM generate_series(1, 200000) i`,
+    [size.sources],
+  );
+  await step(
+    "the frontier, dead letters and a day of lease events",
+    `INSERT INTO jobs (queue, key, payload, source_id, run_at)
+     SELECT 'fetch', s.id || '/' || c, jsonb_build_object('sourceId', s.id, 'collector', c), s.id,
+            now() + random() * interval '5 minutes'
+     FROM sources s CROSS JOIN unnest(ARRAY['A','B']) c;
+     INSERT INTO jobs (queue, key, payload, source_id, state, attempts, max_attempts, dead_at,
+                       first_failed_at, last_failed_at, last_error, fingerprint)
+     SELECT 'fetch', NULL, jsonb_build_object('sourceId', 'src-' || (1 + i % 50)), 'src-' || (1 + i % 50),
+            'dead', 10, 10, now() - (i::float8 / 2000) * interval '3 days',
+            now() - (i::float8 / 2000) * interval '4 days', now() - (i::float8 / 2000) * interval '3 days',
+            jsonb_build_object('code', 'ECONNRESET', 'message', 'socket hang up after ' || i || ' ms',
+                               'stack', 'Error: socket hang up'),
+            (ARRAY['0123456789abcdef','fedcba9876543210','00112233aabbccdd'])[1 + i % 3]
+     FROM generate_series(1, 2000) i;
+     INSERT INTO lease_events (at, job_id, queue, attempt, worker_id, kind, lease_age_ms, wait_ms)
+     SELECT now() - (i::float8 / 300000) * interval '1 day', 1 + i % 1000,
+            CASE WHEN i % 5 = 0 THEN 'stream' ELSE 'fetch' END, 1, 'bench:' || (i % 4),
+            CASE WHEN i % 97 = 0 THEN 'expired' WHEN i % 89 = 0 THEN 'reclaimed'
+                 WHEN i % 3 = 0 THEN 'extended' ELSE 'claimed' END,
+            CASE WHEN i % 3 = 0 THEN i % 60000 ELSE 0 END, CASE WHEN i % 3 <> 0 THEN i % 5000 END
+     FROM generate_series(1, 300000) i;
+     INSERT INTO queue_workers (id, host, pid, queues, claimed, completed)
+     SELECT 'bench:' || i, 'host-' || i, 1000 + i, ARRAY['fetch','stream'], 100000, 99990
+     FROM generate_series(0, 3) i`,
+  );
+  await step(
+    "repair runs",
+    `INSERT INTO repair_runs (actor, dry_run, status, started_at, finished_at, rows_total,
+                              rows_examined, rows_changed)
+     SELECT 'cli:ops', i % 2 = 0, 'finished', now() - i * interval '1 day',
+            now() - i * interval '1 day' + interval '3 minutes', $1::int, $1::int, i % 7
+     FROM generate_series(1, 30) i`,
+    [size.news],
+  );
+  await step(
+    "admin actions",
+    `INSERT INTO admin_audit (at, actor, action, target, dry_run, affected)
+     SELECT now() - (i::float8 / 10000) * interval '90 days', 'admin',
+            (ARRAY['dead_letters.requeue','dead_letters.discard','sources.pause','repairs.apply'])[1 + i % 4],
+            jsonb_build_object('fingerprint', '0123456789abcdef'), i % 2 = 0, i % 50
+     FROM generate_series(1, 10000) i`,
+  );
+  await step("ANALYZE", "ANALYZE");
+}
