@@ -13,7 +13,8 @@ async function main(): Promise<void> {
   const log = logger();
   const db = await getDb();
   const ingestion = await startIngestion(db);
-  const arg = (name: string) => process.argv[process.argv.indexOf(name) + 1];
+  const arg = (name: string) =>
+    process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined;
   const metrics = process.argv.includes("--metrics-port")
     ? await serveMetrics(Number(arg("--metrics-port")), arg("--metrics-host"))
     : null;
