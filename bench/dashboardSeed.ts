@@ -52,7 +52,7 @@ export async function seedLargeDatabase(
                        link_stamp, summary, summary_stamp, category, category_stamp, language,
                        published_at, version, content_hash, first_seen_at, first_source,
                        first_collector, last_result, deleted_at, updated_at)
-     SELECT md5('item' || i), 'src-' || (1 + i % $2::int), 'guid:' || i, 'authoritative',
+     SELECT encode(sha256(convert_to('item' || i, 'UTF8')), 'hex'), 'src-' || (1 + i % $2::int), 'guid:' || i, 'authoritative',
             (ARRAY['Floods cut off','Central bank lifts','Port strike ends in','Markets rally on',
                    'Council votes on','Rain delays'])[1 + i % 6] || ' ' || (i % 997) || ' story ' || i,
             2, 'https://news' || (1 + i % $2::int) || '.example/a/' || i, 2,
@@ -70,7 +70,7 @@ export async function seedLargeDatabase(
     `${size.events.toLocaleString("en")} news_events rows`,
     `INSERT INTO news_events (entry_key, source_id, collector, origin, kind, observed_at,
                               received_at, payload, result, version)
-     SELECT md5('item' || (1 + (e - 1) % $1::int)), 'src-' || (1 + ((e - 1) % $1::int + 1) % $2::int),
+     SELECT encode(sha256(convert_to('item' || (1 + (e - 1) % $1::int), 'UTF8')), 'hex'), 'src-' || (1 + ((e - 1) % $1::int + 1) % $2::int),
             CASE WHEN e % 2 = 0 THEN 'A' ELSE 'B' END,
             CASE WHEN e % 7 = 0 THEN 'fallback' ELSE 'poll' END, 'observe',
             now() - ((1 + (e - 1) % $1::int)::float8 / $1::int) * interval '30 days' + (e / $1::int) * interval '1 minute',
