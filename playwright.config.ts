@@ -1,7 +1,15 @@
+import path from "node:path";
 import { defineConfig } from "@playwright/test";
-import { E2E_BASE_URL, E2E_PORT, e2eDataDir } from "./e2e/fixtures/app";
+import {
+  E2E_ADMIN_PASSWORD,
+  E2E_BASE_URL,
+  E2E_PORT,
+  e2eDataDir,
+  e2eSimulatorPort,
+} from "./e2e/fixtures/app";
 
 const dataDir = e2eDataDir();
+const simulatorPort = e2eSimulatorPort();
 
 export default defineConfig({
   testDir: "e2e",
@@ -43,6 +51,15 @@ export default defineConfig({
       // (lib/config.ts reads an empty string as unset).
       DATABASE_URL: "",
       WIREWATCH_DATA_DIR: dataDir,
+      // No sources file (whatever the working tree has): the sources are the simulator's, which
+      // runs inside the server on a port the specs know (e2e/fixtures/simulator.ts drives it).
+      WIREWATCH_CONFIG: path.join(dataDir, "no-sources.json"),
+      WIREWATCH_SIMULATOR: "on",
+      SIMULATOR_PORT: String(simulatorPort),
+      // Stage faults for "make a stage fail" (lib/chaos.ts, e2e/fixtures/admin.ts).
+      WIREWATCH_CHAOS: "on",
+      // Admin actions need a login, so the specs go through /login (e2e/fixtures/admin.ts).
+      ADMIN_PASSWORD: E2E_ADMIN_PASSWORD,
       NEXT_TELEMETRY_DISABLED: "1",
     },
   },

@@ -3,7 +3,7 @@
 import { config } from "@/lib/config";
 import { openDatabase } from "@/lib/db";
 import { edit, observe, retract } from "@/workers/store";
-import { E2E_SOURCE, WRITES } from "./fixtures/news";
+import { E2E_SOURCE, REPAIR_ROW, REPAIR_SOURCE, WRITES } from "./fixtures/news";
 
 const { DATABASE_URL, WIREWATCH_DATA_DIR } = config();
 if (DATABASE_URL) {
@@ -12,7 +12,7 @@ if (DATABASE_URL) {
 
 const db = await openDatabase({ dataDir: WIREWATCH_DATA_DIR });
 try {
-  await db.prisma.source.create({ data: { ...E2E_SOURCE } });
+  await db.prisma.source.createMany({ data: [{ ...E2E_SOURCE }, { ...REPAIR_SOURCE }] });
   const ops = { observe, edit, retract };
   for (const [i, write] of WRITES.entries()) {
     const outcome = await ops[write.op](db, write.input);
@@ -23,7 +23,17 @@ try {
       );
     }
   }
-  console.log(`e2e prepare: ${WRITES.length} writes into ${db.location}`);
+  // The e2e server also ingests the newsroom simulator, whose backlog alone is more than the
+  // home page's 50 latest rows. Dating the fixture rows' last update a day ahead keeps them
+  // the newest, in their order, for as long as a run lasts.
+  await db.prisma.$executeRaw`
+    UPDATE news SET updated_at = updated_at + interval '1 day' WHERE source_id = ${E2E_SOURCE.id}`;
+
+  const repair = await observe(db, REPAIR_ROW.input);
+  if (repair.result !== "inserted") throw new Error(`repair row: ${repair.result}`);
+  await db.prisma.$executeRaw`
+    UPDATE news SET category = NULL WHERE entry_key = ${repair.entryKey}`;
+  console.log(`e2e prepare: ${WRITES.length + 1} writes into ${db.location}`);
 } finally {
   await db.close();
 }

@@ -1,0 +1,101 @@
+import { expect, type Page, test } from "@playwright/test";
+import { chaos, login } from "./fixtures/admin";
+import { E2E_BASE_URL } from "./fixtures/app";
+import { CHAOS_SOURCE_ID } from "./fixtures/news";
+
+// One story, in order: make the fetch stage fail for a source → its jobs park as dead letters
+// under one fingerprint → requeue with the fault still set (they run and die again) → clear the
+// fault, requeue the group → the count drops to nothing and stays there (they ran and succeeded).
+test.describe.configure({ mode: "serial" });
+
+const PROBES = 3;
+
+async function groupRow(page: Page) {
+  return page.getByRole("table", { name: "Dead-letter groups" }).locator("tbody tr");
+}
+
+async function shot(page: Page, name: string, testInfo: import("@playwright/test").TestInfo) {
+  const file = testInfo.outputPath(`${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  await testInfo.attach(name, { path: file, contentType: "image/png" });
+}
+
+test("a failing stage parks its jobs under one fingerprint; requeue after the fix empties the group", async ({
+  page,
+}, testInfo) => {
+  test.setTimeout(120_000);
+  await login(page, "/dead-letters");
+
+  // Make the fetch stage fail for the source, and put its jobs on the queue now.
+  const set = await chaos.set(page, CHAOS_SOURCE_ID, { probes: PROBES });
+  expect(set.probeIds).toHaveLength(PROBES);
+
+  // Scope the page to that source: other specs break other sources meanwhile.
+  await page.getByLabel("Source").fill(CHAOS_SOURCE_ID);
+  const groups = await groupRow(page);
+  await expect(groups).toHaveCount(1, { timeout: 30_000 });
+  await expect(groups.getByTestId("group-count")).toHaveText(String(PROBES), { timeout: 30_000 });
+  await expect(groups).toContainText("chaos");
+  await expect(groups).toContainText(`chaos: injected fetch fault for source ${CHAOS_SOURCE_ID}`);
+  await expect(page.getByTestId("dlq-depth")).toHaveText(String(PROBES));
+
+  // Inspect one: payload and the full error with its stack.
+  await page
+    .getByRole("table", { name: "Dead letters" })
+    .getByRole("button", { name: "Inspect" })
+    .first()
+    .click();
+  const inspector = page.getByRole("region", { name: /^Dead letter \d+$/ });
+  await expect(inspector).toContainText("PermanentJobError");
+  await expect(inspector).toContainText(`"sourceId": "${CHAOS_SOURCE_ID}"`);
+  await shot(page, "dead-letters-group", testInfo);
+  await inspector.getByRole("button", { name: "Close" }).click();
+
+  // Requeue the group while the fault is still set: the dry run counts first, then they run
+  // again and die again, under the same fingerprint.
+  await groups.getByRole("button", { name: "Requeue group…" }).click();
+  const dialog = page.getByRole("dialog", { name: "Requeue dead letters" });
+  await expect(dialog.getByTestId("dry-run-count")).toContainText(
+    `Dry run: ${PROBES} of ${PROBES} matching dead letters would be requeued`,
+  );
+  await shot(page, "dead-letters-confirm", testInfo);
+  await dialog.getByRole("button", { name: `Requeue ${PROBES}` }).click();
+  await expect(page.locator("main").getByRole("status")).toContainText(
+    `Requeued ${PROBES} of ${PROBES}`,
+  );
+  await expect(groups.getByTestId("group-count")).toHaveText(String(PROBES), { timeout: 30_000 });
+
+  // Fix the cause, then requeue the group: the count drops and nothing comes back.
+  await chaos.clear(page, CHAOS_SOURCE_ID);
+  await groups.getByRole("button", { name: "Requeue group…" }).click();
+  await expect(dialog.getByTestId("dry-run-count")).toContainText(
+    `Dry run: ${PROBES} of ${PROBES}`,
+  );
+  await dialog.getByRole("button", { name: `Requeue ${PROBES}` }).click();
+  await expect(page.getByText("No dead letters match.")).toBeVisible({ timeout: 15_000 });
+  await expect(page.getByTestId("dlq-depth")).toHaveText("0");
+  // They ran (requeued jobs are due at once, 10 a second) and did not fail again.
+  await page.waitForTimeout(5_000);
+  const left = await page.request.get(`/api/dead-letters/groups?source=${CHAOS_SOURCE_ID}`);
+  expect((await left.json()).depth).toBe(0);
+  await shot(page, "dead-letters-empty", testInfo);
+
+  // Every action is in the audit log, by the logged-in admin, dry runs included.
+  await page.goto("/audit");
+  await page.getByLabel("Action").selectOption("dead_letters.requeue");
+  const audit = page.getByRole("table", { name: "Audit log" }).locator("tbody tr");
+  await expect(audit).toHaveCount(4);
+  await expect(audit.first()).toContainText("admin");
+  await expect(audit.filter({ hasText: "dry run" })).toHaveCount(2);
+  await page.getByLabel("Action").selectOption("");
+  await expect(page.getByRole("table", { name: "Audit log" })).toContainText("chaos.set");
+  await shot(page, "audit", testInfo);
+});
+
+test("admin actions are refused without a login", async ({ page }) => {
+  const res = await page.request.post("/api/dead-letters/requeue", {
+    data: { filter: { source: CHAOS_SOURCE_ID } },
+    headers: { origin: E2E_BASE_URL },
+  });
+  expect([401, 403]).toContain(res.status());
+});
