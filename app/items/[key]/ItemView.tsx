@@ -162,11 +162,11 @@ export function ItemView({ entryKey }: { entryKey: string }) {
               <td className={s.num}>{offset + i + 1}</td>
               <td className={s.nowrap}>
                 {when(o.observedAt)}
-                {o.receivedAt !== o.observedAt ? (
+                {Math.abs(Date.parse(o.receivedAt) - Date.parse(o.observedAt)) >= 1000 ? (
                   <div className={s.muted}>received {when(o.receivedAt)}</div>
                 ) : null}
               </td>
-              <td>{o.sourceId}</td>
+              <td className={s.nowrap}>{o.sourceId}</td>
               <td>{o.collector}</td>
               <td>{o.origin}</td>
               <td>{o.kind}</td>
