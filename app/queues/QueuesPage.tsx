@@ -86,30 +86,35 @@ function Body({ q }: { q: QueuesJson }) {
       <h2>Lag p50 / p99</h2>
       <p className="lede">
         How long a job had been due when a worker claimed it, per {Math.round(q.bucketSeconds / 60)}
-        -minute bucket, in seconds.
+        -minute bucket (blue p50, red p99).
       </p>
       {q.lag.length === 0 ? (
         <p className="empty">No claims in the last {q.hours} h.</p>
       ) : (
         <div className={styles.charts}>
-          {q.lag.map((l) => (
-            <section key={l.queue} className={styles.panel} data-lag-queue={l.queue}>
-              <h3>
-                {l.queue} · {l.points.reduce((n, p) => n + p.claims, 0)} claims
-              </h3>
-              <TimeSeriesChart
-                data={l.points.map(
-                  (p): SeriesPoint => ({ t: p.t, p50: p.p50Ms / 1000, p99: p.p99Ms / 1000 }),
-                )}
-                series={[
-                  { field: "p50", name: "p50" },
-                  { field: "p99", name: "p99" },
-                ]}
-                unit=" s"
-                label={`${l.queue}: claim lag p50 and p99 over time`}
-              />
-            </section>
-          ))}
+          {q.lag.map((l) => {
+            // Seconds read badly below one (0.0105 s): small lags are drawn in milliseconds.
+            const inSeconds = Math.max(...l.points.map((p) => p.p99Ms)) >= 10_000;
+            const scale = inSeconds ? 1000 : 1;
+            return (
+              <section key={l.queue} className={styles.panel} data-lag-queue={l.queue}>
+                <h3>
+                  {l.queue} · {l.points.reduce((n, p) => n + p.claims, 0)} claims
+                </h3>
+                <TimeSeriesChart
+                  data={l.points.map(
+                    (p): SeriesPoint => ({ t: p.t, p50: p.p50Ms / scale, p99: p.p99Ms / scale }),
+                  )}
+                  series={[
+                    { field: "p50", name: "p50" },
+                    { field: "p99", name: "p99" },
+                  ]}
+                  unit={inSeconds ? " s" : " ms"}
+                  label={`${l.queue}: claim lag p50 and p99 over time`}
+                />
+              </section>
+            );
+          })}
         </div>
       )}
 

@@ -14,8 +14,8 @@ export function SourcesPage() {
       <h1>Sources</h1>
       <p className="lede">
         Health with the times behind it, the circuit breaker, error and 304 rates over the last hour
-        (5-minute buckets), whether the source&apos;s validators are trusted, and the next poll.
-        Refreshed every 5 seconds.
+        (lines: counts per 5 minutes), whether the source&apos;s validators are trusted, and the
+        next poll. Refreshed every 5 seconds.
       </p>
       {error ? <p className={styles.error}>Sources unavailable: {error.message}</p> : null}
       {data && data.sources.length === 0 ? (
@@ -63,7 +63,7 @@ function Row({ s, now }: { s: SourceRowJson; now: number }) {
         </span>
         <div className={styles.sub}>{s.health.reason}</div>
       </td>
-      <td className={styles.sub}>
+      <td className={`${styles.sub} ${styles.activity}`}>
         {s.collectors.length === 0 ? "no collector has reported yet" : null}
         {s.collectors.map((c) => (
           <div key={c.collector}>
@@ -101,13 +101,13 @@ function Row({ s, now }: { s: SourceRowJson; now: number }) {
         ) : null}
       </td>
       <td>
-        <div className={styles.rate}>
+        <div>
           <span className={styles.num}>{percent(s.lastHour.errorRate)}</span>
           <Sparkline
             data={s.series}
-            field="errorRate"
+            field="errors"
             color="#dc2626"
-            label={`${s.name}: error rate per 5 minutes, last hour`}
+            label={`${s.name}: failed fetches per 5 minutes, last hour`}
           />
         </div>
         <div className={styles.sub}>
@@ -115,12 +115,12 @@ function Row({ s, now }: { s: SourceRowJson; now: number }) {
         </div>
       </td>
       <td>
-        <div className={styles.rate}>
+        <div>
           <span className={styles.num}>{percent(s.lastHour.notModifiedRate)}</span>
           <Sparkline
             data={s.series}
-            field="notModifiedRate"
-            label={`${s.name}: 304 share per 5 minutes, last hour`}
+            field="notModified"
+            label={`${s.name}: 304 answers per 5 minutes, last hour`}
           />
         </div>
         <div className={styles.sub}>

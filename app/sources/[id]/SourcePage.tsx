@@ -95,19 +95,20 @@ export function SourcePage({ id }: { id: string }) {
       <h2>Fetching</h2>
       <div className={styles.charts}>
         <section className={styles.panel}>
-          <h3>Error and 304 share, last hour (5-minute buckets)</h3>
+          <h3>Fetch attempts per 5 minutes, last hour (blue 200, red errors, green 304)</h3>
           <TimeSeriesChart
             data={s.series.map((p) => ({
               t: p.t,
-              errors: p.errorRate === null ? null : Math.round(p.errorRate * 100),
-              notModified: p.notModifiedRate === null ? null : Math.round(p.notModifiedRate * 100),
+              ok: p.attempts - p.errors - p.notModified,
+              notModified: p.notModified,
+              errors: p.errors,
             }))}
             series={[
-              { field: "errors", name: "errors %" },
-              { field: "notModified", name: "304 %" },
+              { field: "ok", name: "200" },
+              { field: "errors", name: "errors" },
+              { field: "notModified", name: "304" },
             ]}
-            unit="%"
-            label={`${s.name}: error and 304 share over the last hour`}
+            label={`${s.name}: fetch attempts by outcome over the last hour`}
           />
         </section>
         <section className={styles.panel}>
