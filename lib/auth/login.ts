@@ -47,6 +47,9 @@ export async function login(
       "retry-after": String(wait),
     });
   }
+  if (Number(request.headers.get("content-length") ?? 0) > 4096) {
+    return apiError(413, "too_large", "a login body is { password } and nothing more");
+  }
   const body = LoginBody.safeParse(await request.json().catch(() => null));
   if (!body.success) return apiError(400, "bad_request", "expected { password: string }");
   if (!passwordMatches(body.data.password, ctx.adminPassword)) {

@@ -157,6 +157,9 @@ describe("POST /api/auth/login", () => {
       expect(res.headers.get("set-cookie")).toBeNull();
     }
     expect(statuses).toEqual([403, 415, 403]);
+    const huge = post("/api/auth/login", { password: "x".repeat(10_000) }, { client });
+    huge.headers.set("content-length", "10020");
+    expect((await loginRoute(huge)).status).toBe(413);
   });
 });
 
