@@ -1,4 +1,6 @@
-import { type APIRequestContext, expect, type Page, type TestInfo, test } from "@playwright/test";
+import { expect, type Page, type TestInfo, test } from "@playwright/test";
+import { login } from "./fixtures/admin";
+import { simulator } from "./fixtures/simulator";
 
 // Not the source sources.spec.ts breaks: the files run in parallel.
 const BROKEN = "harbour-atom";
@@ -44,16 +46,13 @@ test("every tile links to its page and the overall status is shown", async ({ pa
 
 test("a failing source turns the overview amber or red, with its breaker counted", async ({
   page,
-  request,
 }, testInfo) => {
-  const sim = await simulatorFor(request, BROKEN);
-  skipWithoutSimulator(sim, BROKEN);
-  if (!sim) return;
-  const clear = await injectFault(request, sim.origin, BROKEN, { kind: "503" });
+  await login(page, `/sources/${BROKEN}`);
+  await simulator.inject(BROKEN, { kind: "503" });
   try {
     await fetchUntilBreakerOpens(page, BROKEN);
     await page.goto("/");
-    await expect(page.locator("[data-status]")).toHaveAttribute("data-status", /amber|red/);
+    await expect(page.locator("main [data-status]")).toHaveAttribute("data-status", /amber|red/);
     const breakers = page.locator('[data-tile="breakers"]');
     await expect(breakers).toHaveAttribute("data-level", /amber|red/);
     await expect(breakers).toContainText(BROKEN);
@@ -63,60 +62,22 @@ test("a failing source turns the overview amber or red, with its breaker counted
     );
     await screenshot(page, testInfo, "overview-failing");
 
-    const body = (await (await request.get("/api/overview")).json()) as {
+    const body = (await (await page.request.get("/api/overview")).json()) as {
       overview: { status: string; breakers: { sources: string[] } };
     };
     expect(body.overview.status).toMatch(/amber|red/);
     expect(body.overview.breakers.sources).toContain(BROKEN);
   } finally {
-    await clear();
+    await simulator.clear(BROKEN);
   }
 });
 
-// ---- helpers (kept in each spec: e2e fixtures are another engineer's) ----
-/**
- * The simulator the e2e server runs inside itself, found through the app: a simulated source's
- * URL names it. Null (and the test skipped, loudly) when the server runs no simulator.
- */
-async function simulatorFor(
-  request: APIRequestContext,
-  sourceId: string,
-): Promise<{ origin: string } | null> {
-  const res = await request.get(`/api/sources/${sourceId}`);
-  if (res.status() === 404) return null;
-  expect(res.status()).toBe(200);
-  const { source } = (await res.json()) as { source: { url: string | null } };
-  return source.url ? { origin: new URL(source.url).origin } : null;
-}
-
-function skipWithoutSimulator(sim: { origin: string } | null, sourceId: string) {
-  if (!sim) {
-    console.warn(
-      `\n⚠ SKIPPED: the e2e server runs no newsroom simulator (no source "${sourceId}"); ` +
-        "start it with WIREWATCH_SIMULATOR=on in playwright.config.ts.\n",
-    );
-  }
-  test.skip(!sim, `the e2e server runs no simulator (no source "${sourceId}")`);
-}
-
-/** POST /_control/faults/:id on the simulator; returns a function that clears it. */
-async function injectFault(
-  request: APIRequestContext,
-  origin: string,
-  sourceId: string,
-  fault: { kind: string; ms?: number; retryAfter?: number },
-): Promise<() => Promise<void>> {
-  const res = await request.post(`${origin}/_control/faults/${sourceId}`, { data: fault });
-  expect(res.ok(), await res.text()).toBe(true);
-  return async () => {
-    await request.delete(`${origin}/_control/faults/${sourceId}`);
-  };
-}
+// ---- helpers ----
 
 /**
  * Breaks a source until its breaker opens, through the source page's "Fetch now" button: each
  * click makes the waiting fetch job due at once, so five failed polls (the breaker's threshold)
- * take seconds instead of five poll intervals.
+ * take seconds instead of five poll intervals. The page must be logged in.
  */
 async function fetchUntilBreakerOpens(page: Page, sourceId: string): Promise<void> {
   await page.goto(`/sources/${sourceId}`);
@@ -129,6 +90,7 @@ async function fetchUntilBreakerOpens(page: Page, sourceId: string): Promise<voi
         if (state === "open" || state === "half_open") return state;
         const button = page.getByRole("button", { name: "Fetch now" });
         if (await button.isEnabled()) await button.click();
+        await expect(page.getByRole("alert").filter({ hasText: "refused" })).toHaveCount(0);
         return state;
       },
       { timeout: 150_000, intervals: [3_000] },

@@ -1,4 +1,6 @@
-import { type APIRequestContext, expect, type Page, type TestInfo, test } from "@playwright/test";
+import { expect, type Page, type TestInfo, test } from "@playwright/test";
+import { login } from "./fixtures/admin";
+import { simulator } from "./fixtures/simulator";
 
 // A feed the other specs leave alone, so its breaker is this file's to open.
 const BROKEN = "ledger-rss";
@@ -8,12 +10,9 @@ test.describe.configure({ timeout: 240_000 });
 
 test("a source answering 503 shows failing with its breaker open, on Sources and its page", async ({
   page,
-  request,
 }, testInfo) => {
-  const sim = await simulatorFor(request, BROKEN);
-  skipWithoutSimulator(sim, BROKEN);
-  if (!sim) return;
-  const clear = await injectFault(request, sim.origin, BROKEN, { kind: "503" });
+  await login(page, `/sources/${BROKEN}`);
+  await simulator.inject(BROKEN, { kind: "503" });
   try {
     await fetchUntilBreakerOpens(page, BROKEN);
     await expect(page.getByTestId("health")).toHaveAttribute("data-health", "failing");
@@ -35,17 +34,14 @@ test("a source answering 503 shows failing with its breaker open, on Sources and
     expect(await row.locator("td").nth(4).textContent()).toMatch(/[1-9]\d*%/);
     await screenshot(page, testInfo, "sources");
   } finally {
-    await clear();
+    await simulator.clear(BROKEN);
   }
 });
 
 test("pause stops a source and survives until resumed; both are admin actions", async ({
   page,
-  request,
 }, testInfo) => {
-  const sim = await simulatorFor(request, PAUSED);
-  skipWithoutSimulator(sim, PAUSED);
-  await page.goto(`/sources/${PAUSED}`);
+  await login(page, `/sources/${PAUSED}`);
   await page.getByRole("button", { name: "Pause" }).click();
   await expect(page.getByRole("status").filter({ hasText: "Pause:" })).toContainText("paused");
   await expect(page.getByTestId("health")).toHaveText("paused");
@@ -58,7 +54,7 @@ test("pause stops a source and survives until resumed; both are admin actions", 
   await expect(page.getByTestId("jobs")).toContainText(`${PAUSED}/A`);
 
   // Both actions were recorded.
-  const audit = await request.get("/api/audit");
+  const audit = await page.request.get("/api/audit");
   if (audit.ok()) {
     const text = await audit.text();
     expect(text).toContain("sources.pause");
@@ -66,50 +62,12 @@ test("pause stops a source and survives until resumed; both are admin actions", 
   }
 });
 
-// ---- helpers (kept in each spec: e2e fixtures are another engineer's) ----
-/**
- * The simulator the e2e server runs inside itself, found through the app: a simulated source's
- * URL names it. Null (and the test skipped, loudly) when the server runs no simulator.
- */
-async function simulatorFor(
-  request: APIRequestContext,
-  sourceId: string,
-): Promise<{ origin: string } | null> {
-  const res = await request.get(`/api/sources/${sourceId}`);
-  if (res.status() === 404) return null;
-  expect(res.status()).toBe(200);
-  const { source } = (await res.json()) as { source: { url: string | null } };
-  return source.url ? { origin: new URL(source.url).origin } : null;
-}
-
-function skipWithoutSimulator(sim: { origin: string } | null, sourceId: string) {
-  if (!sim) {
-    console.warn(
-      `\n⚠ SKIPPED: the e2e server runs no newsroom simulator (no source "${sourceId}"); ` +
-        "start it with WIREWATCH_SIMULATOR=on in playwright.config.ts.\n",
-    );
-  }
-  test.skip(!sim, `the e2e server runs no simulator (no source "${sourceId}")`);
-}
-
-/** POST /_control/faults/:id on the simulator; returns a function that clears it. */
-async function injectFault(
-  request: APIRequestContext,
-  origin: string,
-  sourceId: string,
-  fault: { kind: string; ms?: number; retryAfter?: number },
-): Promise<() => Promise<void>> {
-  const res = await request.post(`${origin}/_control/faults/${sourceId}`, { data: fault });
-  expect(res.ok(), await res.text()).toBe(true);
-  return async () => {
-    await request.delete(`${origin}/_control/faults/${sourceId}`);
-  };
-}
+// ---- helpers ----
 
 /**
  * Breaks a source until its breaker opens, through the source page's "Fetch now" button: each
  * click makes the waiting fetch job due at once, so five failed polls (the breaker's threshold)
- * take seconds instead of five poll intervals.
+ * take seconds instead of five poll intervals. The page must be logged in.
  */
 async function fetchUntilBreakerOpens(page: Page, sourceId: string): Promise<void> {
   await page.goto(`/sources/${sourceId}`);
@@ -122,6 +80,7 @@ async function fetchUntilBreakerOpens(page: Page, sourceId: string): Promise<voi
         if (state === "open" || state === "half_open") return state;
         const button = page.getByRole("button", { name: "Fetch now" });
         if (await button.isEnabled()) await button.click();
+        await expect(page.getByRole("alert").filter({ hasText: "refused" })).toHaveCount(0);
         return state;
       },
       { timeout: 150_000, intervals: [3_000] },
