@@ -50,7 +50,7 @@ export function AuditView() {
             <tr key={e.id} data-audit-id={e.id}>
               <td className={s.nowrap}>{when(e.at)}</td>
               <td>{e.actor}</td>
-              <td className={s.mono}>{e.action}</td>
+              <td className={`${s.mono} ${s.nowrap}`}>{e.action}</td>
               <td>{e.dryRun ? "dry run" : ""}</td>
               <td className={s.num}>{e.affected}</td>
               <td className={s.mono}>{JSON.stringify(e.target)}</td>
