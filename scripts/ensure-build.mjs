@@ -12,6 +12,7 @@ const SOURCE_FILES = [
   "package-lock.json",
   "instrumentation.ts",
   "instrumentation-node.ts",
+  "proxy.ts",
   "tsconfig.json",
   // The generated client is bundled into the build; the schema is what it is generated from.
   "prisma/schema.prisma",
