@@ -137,7 +137,9 @@ function Row({ s, now }: { s: SourceRowJson; now: number }) {
         )}
       </td>
       <td>
-        {s.kind === "stream" ? (
+        {s.paused ? (
+          <span className={styles.sub}>paused</span>
+        ) : s.kind === "stream" ? (
           <span className={styles.sub}>watched</span>
         ) : (
           <span title={utc(s.nextPollAt)}>{relative(s.nextPollAt, now)}</span>

@@ -84,9 +84,11 @@ export function SourcePage({ id }: { id: string }) {
           {percent(s.lastHour.notModifiedRate)} 304
         </Fact>
         <Fact label="Polling">
-          {s.kind === "stream"
-            ? "watched (stream)"
-            : `every ${duration(s.pollIntervalSeconds)}, next ${relative(s.nextPollAt, now)}, last ${relative(s.lastPolledAt, now)}`}
+          {s.paused
+            ? `paused (every ${duration(s.pollIntervalSeconds)} when resumed)`
+            : s.kind === "stream"
+              ? "watched (stream)"
+              : `every ${duration(s.pollIntervalSeconds)}, next ${relative(s.nextPollAt, now)}, last ${relative(s.lastPolledAt, now)}`}
         </Fact>
         <Fact label="Validators">{s.trustsValidators ? "trusted" : "not trusted"}</Fact>
         {s.observes ? <Fact label="Observes">{s.observes}</Fact> : null}
