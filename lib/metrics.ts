@@ -9,7 +9,12 @@ import {
   Histogram,
   Registry,
 } from "prom-client";
-import { HEALTH_STATES, sourceHealth } from "@/workers/collectors/health";
+import {
+  expectedActivitySeconds,
+  GAPS_TO_LEARN,
+  HEALTH_STATES,
+  sourceHealth,
+} from "@/workers/collectors/health";
 import { FETCH_CODES } from "@/workers/fetcher/classify";
 import { ORIGINS, RESULTS } from "@/workers/store/observation";
 import { config } from "./config";
@@ -66,9 +71,6 @@ export const LIMITS = {
 const LAG_BATCH = 20_000;
 const LAG_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 1800, 3600];
 const FETCH_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
-/** Mirrors app/sourceHealth.ts: a stream's keepalive interval; gaps seen before one is trusted. */
-const STREAM_KEEPALIVE_SECONDS = 15;
-const GAPS_TO_LEARN = 5;
 const IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$/;
 
 type Labels = Record<string, string>;
@@ -499,8 +501,7 @@ function defineDbMetrics(registry: Registry, state: State): void {
             breakerState: src.breakerState,
             lastErrorAt: src.lastErrorAt ? new Date(src.lastErrorAt) : null,
             lastErrorCode: src.lastErrorCode,
-            activityIntervalSeconds:
-              src.kind === "stream" ? STREAM_KEEPALIVE_SECONDS : src.pollIntervalSeconds,
+            activityIntervalSeconds: expectedActivitySeconds(src.kind, src.pollIntervalSeconds),
             collectors: src.collectors.map((c) => ({
               collector: c.collector,
               lastActivityAt: c.activity ? new Date(c.activity) : null,

@@ -1,14 +1,15 @@
 import type { Database } from "@/lib/db";
 import { Prisma } from "@/lib/generated/prisma/client";
-import { type Health, sourceHealth } from "@/workers/collectors/health";
+import {
+  expectedActivitySeconds,
+  GAPS_TO_LEARN,
+  type Health,
+  sourceHealth,
+} from "@/workers/collectors/health";
 import { DEFAULT_BREAKER } from "@/workers/fetcher/breaker/config";
 import { JOBS_CHANNEL } from "@/workers/queue/enqueue";
 import { syncFrontier } from "@/workers/stages/frontier";
 
-/** A stream is expected to send a keepalive at least this often (the usual 5–15 s, with room). */
-const STREAM_KEEPALIVE_SECONDS = 15;
-/** A learned usual gap is trusted after this many gaps; before that one is assumed. */
-const GAPS_TO_LEARN = 5;
 /** Sparkline buckets: 12 × 5 min covers the last hour and keeps a table cell readable. */
 const BUCKET_SECONDS = 300;
 const HOUR_MS = 3_600_000;
@@ -89,8 +90,7 @@ function toRow(s: SourceWithState, series: RatePoint[], now: Date): SourceRow {
       breakerState: state?.breakerState ?? "closed",
       lastErrorAt: state?.lastErrorAt ?? null,
       lastErrorCode: state?.lastErrorCode ?? null,
-      activityIntervalSeconds:
-        s.kind === "stream" ? STREAM_KEEPALIVE_SECONDS : s.pollIntervalSeconds,
+      activityIntervalSeconds: expectedActivitySeconds(s.kind, s.pollIntervalSeconds),
       collectors: s.collectorStatus.map((c) => ({
         collector: c.collector,
         lastActivityAt: c.lastActivityAt,

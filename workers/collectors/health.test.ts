@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { type CollectorFacts, type SourceFacts, sourceHealth } from "./health";
+import {
+  type CollectorFacts,
+  expectedActivitySeconds,
+  type SourceFacts,
+  sourceHealth,
+} from "./health";
 
 const now = new Date("2026-06-12T12:00:00Z");
 const ago = (s: number) => new Date(now.getTime() - s * 1000);
@@ -83,5 +88,14 @@ describe("source health", () => {
     );
     expect(h).toMatchObject({ state: "quiet" });
     expect(h.reason).toMatch(/assumed gap 60\.0 min/);
+  });
+});
+
+describe("expectedActivitySeconds", () => {
+  it("is a stream's keepalive, or the poll interval the scheduler keeps (never under its floor)", () => {
+    expect(expectedActivitySeconds("stream", 300)).toBe(15);
+    expect(expectedActivitySeconds("feed", 300)).toBe(300);
+    // Configured 10 s, polled every 15 s: judged by 15 s, so it does not flicker to stalled.
+    expect(expectedActivitySeconds("page", 10)).toBe(15);
   });
 });

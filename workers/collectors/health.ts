@@ -1,3 +1,4 @@
+import { MIN_POLL_SECONDS } from "@/workers/schedule/nextPoll";
 /**
  * A source's health, from what its collectors report. Connection activity (keepalives, 304s,
  * connects) is kept apart from content arrival (seed 000), so a quiet news period and a stalled
@@ -42,6 +43,22 @@ export interface SourceFacts {
   /** How often activity is expected: the keepalive interval of a stream, the poll interval of a feed. */
   activityIntervalSeconds: number;
   collectors: CollectorFacts[];
+}
+
+/** A stream is expected to send a keepalive at least this often (the usual 5–15 s, with room). */
+export const STREAM_KEEPALIVE_SECONDS = 15;
+/** A learned usual gap is trusted after this many gaps; before that one is assumed. */
+export const GAPS_TO_LEARN = 5;
+
+/**
+ * How often a source shows activity when all is well: a stream's keepalive, or the poll
+ * interval the scheduler actually keeps — never under MIN_POLL_SECONDS, whatever is configured
+ * (a 10 s source is polled every 15 s, and judging it by 10 s made it flicker to stalled).
+ */
+export function expectedActivitySeconds(kind: string, pollIntervalSeconds: number): number {
+  return kind === "stream"
+    ? STREAM_KEEPALIVE_SECONDS
+    : Math.max(pollIntervalSeconds, MIN_POLL_SECONDS);
 }
 
 export interface HealthThresholds {
