@@ -119,3 +119,38 @@ describe("npm run -s bench -- backpressure --json", () => {
     );
   });
 });
+
+describe.skipIf(!requireRealPostgres("the dashboard bench (it measures PostgreSQL)"))(
+  "npm run -s bench -- dashboard --json",
+  () => {
+    it("seeds, starts the app and measures every dashboard GET route, each answering 200", async () => {
+      const { stdout } = await run(
+        "npm",
+        [
+          "run",
+          "-s",
+          "bench",
+          "--",
+          "dashboard",
+          "--news",
+          "2000",
+          "--events",
+          "6000",
+          "--sources",
+          "5",
+          "--runs",
+          "2",
+          "--json",
+        ],
+        { env: { ...process.env, DATABASE_URL: testServerUrl(), LOG_LEVEL: "silent" } },
+      );
+      const result = JSON.parse(stdout.trim().split("\n").at(-1) as string);
+      expect(result).toMatchObject({ news: 2000, events: 6000, goalP95Ms: 200 });
+      const paths = result.endpoints.map((e: { path: string }) => e.path);
+      for (const route of ["/api/overview", "/api/sources", "/api/queues", "/api/dead-letters"]) {
+        expect(paths).toContain(route);
+      }
+      for (const e of result.endpoints) expect(e, e.path).toMatchObject({ status: 200 });
+    }, 600_000);
+  },
+);

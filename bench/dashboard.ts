@@ -118,7 +118,7 @@ export async function run(args: string[]): Promise<void> {
     );
     if (results.some((r) => r.status !== 200)) process.exitCode = 1;
   } finally {
-    app?.kill("SIGTERM");
+    if (app) await stopApp(app);
     await dispose();
   }
 }
@@ -191,10 +191,12 @@ async function startApp(url: string, port: number): Promise<ChildProcess> {
     LOG_LEVEL: "warn",
     NEXT_TELEMETRY_DISABLED: "1",
   };
+  // Its own process group, so stopping it stops next-server too (npx and sh would leave it
+  // running, holding the port and our stderr).
   const app = spawn(
     "sh",
-    ["-c", `node scripts/ensure-build.mjs >&2 && exec npx next start -p ${port}`],
-    { env, stdio: ["ignore", "ignore", "inherit"] },
+    ["-c", `node scripts/ensure-build.mjs >&2 && exec node_modules/.bin/next start -p ${port}`],
+    { env, stdio: ["ignore", "ignore", "inherit"], detached: true },
   );
   const deadline = Date.now() + 300_000;
   while (Date.now() < deadline) {
@@ -205,8 +207,25 @@ async function startApp(url: string, port: number): Promise<ChildProcess> {
     if (ok) return app;
     await new Promise((r) => setTimeout(r, 500));
   }
-  app.kill("SIGTERM");
+  await stopApp(app);
   throw new Error("the app did not become healthy within 5 minutes");
+}
+
+async function stopApp(app: ChildProcess): Promise<void> {
+  if (app.exitCode !== null || !app.pid) return;
+  const exited = new Promise((resolve) => app.once("exit", resolve));
+  try {
+    process.kill(-app.pid, "SIGTERM");
+  } catch {
+    return; // already gone
+  }
+  const timer = setTimeout(() => {
+    try {
+      if (app.pid) process.kill(-app.pid, "SIGKILL");
+    } catch {}
+  }, 10_000);
+  await exited;
+  clearTimeout(timer);
 }
 
 interface Samples {
