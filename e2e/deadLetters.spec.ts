@@ -63,6 +63,22 @@ test("a failing stage parks its jobs under one fingerprint; requeue after the fi
   await expect(page.locator("main").getByRole("status")).toContainText(
     `Requeued ${PROBES} of ${PROBES}`,
   );
+  // Wait until every requeued probe has run and died again (requeues are spread 10 a second, so
+  // the group's count alone can still show the old 3 before they left, or 1 of them back).
+  await expect
+    .poll(
+      async () => {
+        const back = await Promise.all(
+          set.probeIds.map(async (id: string) => {
+            const res = await page.request.get(`/api/dead-letters/${id}`);
+            return res.ok() && (await res.json()).requeues >= 1;
+          }),
+        );
+        return back.every(Boolean);
+      },
+      { timeout: 30_000 },
+    )
+    .toBe(true);
   await expect(groups.getByTestId("group-count")).toHaveText(String(PROBES), { timeout: 30_000 });
 
   // Fix the cause, then requeue the group: the count drops and nothing comes back.

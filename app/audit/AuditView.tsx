@@ -1,8 +1,8 @@
 "use client";
 
 import { useState } from "react";
+import s from "@/components/dashboard.module.css";
 import { useAudit } from "@/components/hooks/useAudit";
-import s from "./audit.module.css";
 
 const when = (iso: string) => `${iso.slice(0, 19).replace("T", " ")} UTC`;
 

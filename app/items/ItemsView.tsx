@@ -2,8 +2,8 @@
 
 import Link from "next/link";
 import { useEffect, useState } from "react";
+import s from "@/components/dashboard.module.css";
 import { useItems } from "@/components/hooks/useItems";
-import s from "./items.module.css";
 
 const when = (iso: string) => `${iso.slice(0, 19).replace("T", " ")} UTC`;
 

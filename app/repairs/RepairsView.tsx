@@ -2,10 +2,11 @@
 
 import Link from "next/link";
 import { useState } from "react";
+import s from "@/components/dashboard.module.css";
 import { ApiError } from "@/components/hooks/api";
 import { useRepairRun, useRepairRuns, useStartRepair } from "@/components/hooks/useRepairs";
 import type { RepairRunView } from "@/lib/dashboard/repairs";
-import s from "./repairs.module.css";
+import own from "./repairs.module.css";
 
 const when = (iso: string | null) => (iso ? `${iso.slice(0, 19).replace("T", " ")} UTC` : "—");
 const show = (v: unknown) =>
@@ -28,10 +29,10 @@ export function RepairsView() {
 
   return (
     <>
-      <div className={s.actions}>
+      <div className={own.actions}>
         <button
           type="button"
-          className={`${s.button} ${s.primary}`}
+          className={`${s.button} ${own.primary}`}
           disabled={!!active || start.isPending}
           onClick={() => run(true)}
         >
@@ -48,15 +49,19 @@ export function RepairsView() {
         {active ? <span className={s.muted}>Run {active} is running.</span> : null}
       </div>
       {confirming ? (
-        <section className={s.confirm} role="dialog" aria-label="Apply repair">
+        <section className={own.confirm} role="dialog" aria-label="Apply repair">
           <p>
             {lastDry
               ? `The last dry run (run ${lastDry.id}, ${when(lastDry.finishedAt)}) found ${lastDry.rowsChanged} row${lastDry.rowsChanged === 1 ? "" : "s"} to rewrite.`
               : "No dry run has finished yet: do one first to see what would change."}{" "}
             Applying rewrites every row that differs now, version + 1, waking nothing.
           </p>
-          <div className={s.actions}>
-            <button type="button" className={`${s.button} ${s.danger}`} onClick={() => run(false)}>
+          <div className={own.actions}>
+            <button
+              type="button"
+              className={`${s.button} ${own.danger}`}
+              onClick={() => run(false)}
+            >
               Apply the repair
             </button>
             <button type="button" className={s.button} onClick={() => setConfirming(false)}>
@@ -96,7 +101,7 @@ export function RepairsView() {
         </thead>
         <tbody>
           {list.map((r) => (
-            <tr key={r.id} data-run-id={r.id} className={r.id === shown ? s.active : undefined}>
+            <tr key={r.id} data-run-id={r.id} className={r.id === shown ? own.active : undefined}>
               <td className={s.num}>{r.id}</td>
               <td>{r.dryRun ? "dry run" : "apply"}</td>
               <td>{r.actor}</td>
@@ -138,7 +143,7 @@ function RunPanel({ id }: { id: string }) {
         Run {run.id}: {run.dryRun ? "dry run" : "apply"} · {statusOf(run)}
       </h2>
       <progress
-        className={s.progress}
+        className={own.progress}
         max={Math.max(run.rowsTotal, 1)}
         value={run.rowsTotal > 0 ? run.rowsExamined : 1}
         aria-label="Repair progress"
@@ -175,8 +180,8 @@ function RunPanel({ id }: { id: string }) {
                     ) : null}
                   </td>
                   <td>{field}</td>
-                  <td className={`${s.title} ${s.from}`}>{show(d.from)}</td>
-                  <td className={`${s.title} ${s.to}`}>{show(d.to)}</td>
+                  <td className={`${s.title} ${own.from}`}>{show(d.from)}</td>
+                  <td className={`${s.title} ${own.to}`}>{show(d.to)}</td>
                   <td>{i === 0 ? (c.applied ? "yes" : "no") : null}</td>
                 </tr>
               )),

@@ -2,9 +2,9 @@
 
 import Link from "next/link";
 import { useState } from "react";
+import s from "@/components/dashboard.module.css";
 import { ApiError } from "@/components/hooks/api";
 import { useItem } from "@/components/hooks/useItem";
-import s from "../items.module.css";
 
 const when = (iso: string | null) => (iso ? `${iso.slice(0, 23).replace("T", " ")} UTC` : "—");
 
