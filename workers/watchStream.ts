@@ -101,7 +101,6 @@ export async function watchStream(
       // (a restart is a long disconnect); duplicates of what we have change nothing.
       if (source.backfillUrl) {
         position.lastSeq = await backfill(
-          db,
           source,
           collector,
           position.lastSeq,
@@ -209,7 +208,6 @@ async function consume(
  * writer treats it like any delivery (duplicates change nothing) but never notifies for it.
  */
 async function backfill(
-  db: Database,
   source: SourceRef,
   collector: string,
   since: number | null,
