@@ -39,6 +39,9 @@ describe("the migrated database matches prisma/schema.prisma", () => {
       pollIntervalSeconds: 60,
       collectors: ["A", "B"],
       configOrigin: "file",
+      tickers: [],
+      storyMode: null,
+      webhookSecrets: [],
       createdAt: new Date("2026-01-01T00:00:00Z"),
       updatedAt: new Date("2026-01-02T00:00:00Z"),
     };
@@ -347,6 +350,92 @@ describe("the migrated database matches prisma/schema.prisma", () => {
     ).rejects.toThrow();
   });
 
+  it("the story-API copy", async () => {
+    await db.prisma.source.create({
+      data: {
+        id: "desk",
+        name: "Story desk",
+        kind: "story-api",
+        url: "https://api.example/",
+        tickers: ["ACME"],
+        storyMode: "fetch",
+        webhookSecrets: ["whsec_a", "whsec_b"],
+      },
+    });
+    await expect(
+      db.prisma.source.create({
+        data: { id: "x", name: "x", kind: "story-api", storyMode: "both" },
+      }),
+    ).rejects.toThrow();
+    const at = new Date("2026-12-01T02:00:00Z");
+    const story = {
+      sourceId: "desk",
+      id: "st_1",
+      ticker: "ACME",
+      version: 3,
+      closed: false,
+      story: { id: "st_1", version: 3 },
+      updatedAt: at,
+    };
+    expect(await db.prisma.story.create({ data: story })).toEqual(story);
+    expectSameColumns(story, await columnsOf("stories"));
+    // A closed row keeps no snapshot, an open one always has one.
+    await expect(
+      db.prisma.story.create({
+        data: { sourceId: "desk", id: "st_2", version: 1, closed: true, story: {} },
+      }),
+    ).rejects.toThrow();
+    const claim = { key: "strong:desk/st_1", sourceId: "desk", claimedAt: at, sentAt: at };
+    expect(await db.prisma.claimed.create({ data: claim })).toEqual(claim);
+    expectSameColumns(claim, await columnsOf("claimed"));
+    const ticker = { sourceId: "desk", ticker: "ACME", addedAt: at, loadedAt: null };
+    expect(await db.prisma.storyTicker.create({ data: ticker })).toEqual(ticker);
+    expectSameColumns(ticker, await columnsOf("story_tickers"));
+    const sync = {
+      sourceId: "desk",
+      cursor: "c1",
+      cursorSavedAt: at,
+      caughtUpAt: at,
+      lastError: null,
+      lastErrorAt: null,
+      reloads: 1,
+      reloadStartedAt: at,
+      reloadFinishedAt: at,
+      missedWebhooks: 2n,
+      unlistedEvents: 0n,
+    };
+    expect(await db.prisma.storySync.create({ data: sync })).toEqual(sync);
+    expectSameColumns(sync, await columnsOf("story_sync"));
+    const event = {
+      sourceId: "desk",
+      eventId: "evt_1",
+      type: "story.created",
+      ticker: "ACME",
+      publishedAt: at,
+      webhookAt: at,
+      webhookDeliveries: 2,
+      catchupAt: null,
+      appliedAt: at,
+      reconciled: false,
+    };
+    expect(await db.prisma.storyEvent.create({ data: event })).toEqual(event);
+    expectSameColumns(event, await columnsOf("story_events"));
+    const rejection = {
+      sourceId: "desk",
+      reason: "bad_signature",
+      count: 1n,
+      firstAt: at,
+      lastAt: at,
+      lastWebhookId: "evt_9",
+      lastDetail: "no signature matched",
+    };
+    expect(await db.prisma.storyWebhookRejection.create({ data: rejection })).toEqual(rejection);
+    expectSameColumns(rejection, await columnsOf("story_webhook_rejections"));
+    // Deleting the source takes its copy with it.
+    await db.prisma.source.delete({ where: { id: "desk" } });
+    expect(await db.prisma.story.count()).toBe(0);
+  });
+
   it("has no table the schema does not know", async () => {
     const rows = await db.prisma.$queryRaw<{ table_name: string }[]>`
       SELECT table_name FROM information_schema.tables
@@ -355,6 +444,7 @@ describe("the migrated database matches prisma/schema.prisma", () => {
       "_prisma_migrations",
       "admin_audit",
       "admin_state",
+      "claimed",
       "collector_status",
       "fetch_attempts",
       "job_failures",
@@ -369,6 +459,11 @@ describe("the migrated database matches prisma/schema.prisma", () => {
       "robots_cache",
       "source_state",
       "sources",
+      "stories",
+      "story_events",
+      "story_sync",
+      "story_tickers",
+      "story_webhook_rejections",
     ]);
   });
 });
