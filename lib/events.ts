@@ -32,6 +32,23 @@ export interface EventMap {
   "buffer:dropped": { stage: string; count: number };
   /** Jobs claimed after their previous lease ran out (count may be 0: the stage exists). */
   "lease:reclaimed": { stage: string; count: number };
+  /**
+   * One delivery to POST /api/webhooks/stories (workers/stories/receiveWebhook). outcome:
+   * accepted (first delivery, recorded), duplicate (event id seen before), ignored (a ticker the
+   * source does not follow), rejected (401/413/400: reason says why), failed (5xx: not recorded,
+   * the sender retries). lagSeconds: receipt minus the event's publication, for accepted ones.
+   */
+  "story:webhook": {
+    source: string;
+    outcome: "accepted" | "duplicate" | "ignored" | "rejected" | "failed";
+    reason: string;
+    lagSeconds: number | null;
+  };
+  /** A one-time "story became strong" notification: sent, or why not (workers/stories/notify). */
+  "story:notification": {
+    source: string;
+    outcome: "sent" | "already_claimed" | "backfill" | "failed";
+  };
 }
 
 export type EventName = keyof EventMap;
