@@ -9,7 +9,9 @@ import {
 } from "@/workers/queue/queueWorker";
 import { fetchStage } from "./stages/fetchStage";
 import { FETCH_QUEUE, STREAM_QUEUE, syncFrontier } from "./stages/frontier";
+import { type StoryStageOptions, storyStage } from "./stages/storyStage";
 import { streamStage } from "./stages/streamStage";
+import { STORY_QUEUE } from "./stories/receiveWebhook";
 import {
   createWriteBuffer,
   type WriteBufferOptions,
@@ -33,6 +35,8 @@ export interface WorkerOptions {
   queue?: Omit<QueueWorkerOptions, "queues">;
   /** How long stop() lets work in flight finish before handing it back. */
   stopDeadlineMs?: number;
+  /** The story-api copy: webhook events and catch-ups (seed 001). */
+  stories?: StoryStageOptions;
 }
 
 export interface Workers {
@@ -75,6 +79,7 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
         stream: options.stream,
         recheckMs: options.streamRecheckMs,
       }),
+      [STORY_QUEUE]: storyStage(db, options.stories),
     },
   });
   const refresh = setInterval(() => {

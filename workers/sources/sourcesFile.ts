@@ -24,7 +24,7 @@ export const sourceSchema = z
   .object({
     id: sourceId,
     name: z.string().min(1).max(200),
-    kind: z.enum(["feed", "stream", "page"]),
+    kind: z.enum(["feed", "stream", "page", "story-api"]),
     url: httpUrl,
     backfillUrl: httpUrl.optional(),
     /** For a page: the source whose items it shows (its observations are written under it). */
@@ -38,8 +38,49 @@ export const sourceSchema = z
       .min(1)
       .max(8)
       .default(["A"]),
+    /** story-api: the tickers whose stories are kept (seed 001). */
+    tickers: z
+      .array(z.string().regex(/^[A-Z0-9][A-Z0-9.:-]{0,31}$/, "must be an upper-case ticker"))
+      .max(1_000)
+      .optional(),
+    /** story-api: apply the snapshot in each event, or fetch the story when notified. */
+    storyMode: z.enum(["snapshot", "fetch"]).optional(),
+    /** story-api: Standard Webhooks secrets (whsec_ + base64); two while rotating. */
+    webhookSecrets: z
+      .array(
+        z
+          .string()
+          .regex(/^whsec_[A-Za-z0-9+/]{16,}={0,2}$/, "must be a whsec_ secret (base64, 12+ bytes)"),
+      )
+      .max(5)
+      .optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((s, ctx) => {
+    const storyOnly = ["tickers", "storyMode", "webhookSecrets"] as const;
+    if (s.kind !== "story-api") {
+      for (const key of storyOnly) {
+        if (s[key] !== undefined) {
+          ctx.addIssue({ code: "custom", path: [key], message: "only a story-api source has it" });
+        }
+      }
+      return;
+    }
+    if (!s.tickers?.length) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["tickers"],
+        message: "a story-api source follows at least one ticker",
+      });
+    }
+    if (!s.webhookSecrets?.length) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["webhookSecrets"],
+        message: "a story-api source needs its webhook secret to verify deliveries",
+      });
+    }
+  });
 
 export type SourceConfig = z.infer<typeof sourceSchema>;
 

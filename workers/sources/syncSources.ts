@@ -21,6 +21,9 @@ export async function syncSources(db: Database, sources: SourceConfig[]): Promis
         enabled: s.enabled,
         pollIntervalSeconds: s.pollIntervalSeconds,
         collectors: s.collectors,
+        tickers: s.tickers ?? [],
+        storyMode: s.kind === "story-api" ? (s.storyMode ?? "snapshot") : null,
+        webhookSecrets: s.webhookSecrets ?? [],
         configOrigin: "file",
         updatedAt: new Date(),
       };

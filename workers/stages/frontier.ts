@@ -2,6 +2,8 @@ import type { Database } from "@/lib/db";
 import { toSourceRef } from "@/workers/collectors/sourceRef";
 import { enqueue, type JobInput } from "@/workers/queue/enqueue";
 import { hostOf } from "@/workers/queue/jobError";
+import { STORY_QUEUE } from "@/workers/stories/receiveWebhook";
+import { catchUpKey } from "./storyStage";
 
 /** The stage queues ingestion runs on (the spec's fetch → parse/clean → store, seed 002). */
 export const FETCH_QUEUE = "fetch";
@@ -21,13 +23,16 @@ export type CollectorPayload = {
 
 /**
  * The frontier, from the sources table: one recurring `fetch` job per enabled feed or page
- * source and collector name, one long-running `stream` job per stream source and collector.
+ * source and collector name, one long-running `stream` job per stream source and collector, one
+ * recurring catch-up job per story-api source on the `story` queue.
  * Idempotent (enqueue is keyed "source/collector", so existing jobs keep their due time and
  * state); jobs of sources removed or switched off that are waiting are deleted, and a running one
  * ends itself when its handler finds its source gone. Every ingestion process runs this now and
  * then; they agree.
  */
-export async function syncFrontier(db: Database): Promise<{ fetch: string[]; stream: string[] }> {
+export async function syncFrontier(
+  db: Database,
+): Promise<{ fetch: string[]; stream: string[]; story: string[] }> {
   const sources = await db.prisma.source.findMany({
     where: { enabled: true, kind: { in: ["feed", "page", "stream"] }, url: { not: null } },
     include: { state: true },
@@ -56,7 +61,27 @@ export async function syncFrontier(db: Database): Promise<{ fetch: string[]; str
       DELETE FROM jobs
       WHERE queue = ${queue} AND state = 'ready' AND NOT (key = ANY(${keys[queue]}::text[]))`;
   }
-  return { fetch: keys[FETCH_QUEUE] ?? [], stream: keys[STREAM_QUEUE] ?? [] };
+  // The story queue also holds webhook events: only catch-up jobs of sources gone are deleted.
+  const stories = await db.prisma.source.findMany({
+    where: { enabled: true, kind: "story-api", url: { not: null } },
+    select: { id: true },
+  });
+  const catchUps = stories.map((s) => catchUpKey(s.id));
+  await enqueue(
+    db,
+    STORY_QUEUE,
+    stories.map((s) => ({
+      key: catchUpKey(s.id),
+      sourceId: s.id,
+      payload: { kind: "catchup", sourceId: s.id },
+      maxAttempts: 10,
+    })),
+  );
+  await db.prisma.$executeRaw`
+    DELETE FROM jobs
+    WHERE queue = ${STORY_QUEUE} AND state = 'ready' AND key LIKE 'catchup:%'
+      AND NOT (key = ANY(${catchUps}::text[]))`;
+  return { fetch: keys[FETCH_QUEUE] ?? [], stream: keys[STREAM_QUEUE] ?? [], story: catchUps };
 }
 
 /** The source a collector job is about, if it is still to be collected by that collector. */

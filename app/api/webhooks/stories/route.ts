@@ -1,0 +1,85 @@
+import { json } from "@/lib/api/respond";
+import { getDb } from "@/lib/db";
+import { emit } from "@/lib/events";
+import {
+  receiveWebhook,
+  recordRejection,
+  WEBHOOK_MAX_BYTES,
+} from "@/workers/stories/receiveWebhook";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * POST /api/webhooks/stories[?source=<id>]: the story API's signed deliveries (Standard
+ * Webhooks). No session: the signature is the credential. The raw body is read (never more than
+ * 1 MiB, else 413) before anything parses it, because the signature covers its exact bytes.
+ * Answers 200 once the event is recorded (its work runs on the story queue), 401/400/404/413
+ * with { outcome, reason, message } when refused, 503 when it could not be recorded.
+ */
+export async function POST(request: Request): Promise<Response> {
+  const sourceId = new URL(request.url).searchParams.get("source");
+  const body = await readCapped(request, WEBHOOK_MAX_BYTES);
+  if (body === null) {
+    emit("story:webhook", {
+      source: sourceId ?? "",
+      outcome: "rejected",
+      reason: "too_large",
+      lagSeconds: null,
+    });
+    const message = `the body is larger than ${WEBHOOK_MAX_BYTES} bytes`;
+    await getDb()
+      .then((db) =>
+        recordRejection(
+          db,
+          sourceId ?? "",
+          "too_large",
+          request.headers.get("webhook-id"),
+          message,
+        ),
+      )
+      .catch(() => {});
+    return json({ outcome: "rejected", reason: "too_large", message }, { status: 413 });
+  }
+  let db: Awaited<ReturnType<typeof getDb>>;
+  try {
+    db = await getDb();
+  } catch {
+    return json(
+      {
+        outcome: "failed",
+        reason: "not_recorded",
+        message: "the database is unavailable; retry later",
+      },
+      { status: 503, headers: { "retry-after": "5" } },
+    );
+  }
+  const answer = await receiveWebhook(db, { sourceId, headers: request.headers, body });
+  return json(answer.body, {
+    status: answer.status,
+    headers: answer.status === 503 ? { "retry-after": "5" } : {},
+  });
+}
+
+/** The body, or null once it passes `max` bytes (read no further: the rest is never buffered). */
+async function readCapped(request: Request, max: number): Promise<Buffer | null> {
+  const declared = Number(request.headers.get("content-length"));
+  if (Number.isFinite(declared) && declared > max) {
+    await request.body?.cancel().catch(() => {});
+    return null;
+  }
+  if (!request.body) return Buffer.alloc(0);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(Buffer.from(value));
+  }
+  return Buffer.concat(chunks);
+}

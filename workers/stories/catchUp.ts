@@ -1,0 +1,238 @@
+import type { Database } from "@/lib/db";
+import { logger } from "@/lib/logger";
+import { CursorExpiredError, type StoryApi } from "./api";
+import { type ApplyContext, applyStoryEvent } from "./apply";
+import { describeIssues, STORY_EVENT_TYPES, type StoryEvent, storyEventSchema } from "./events";
+import { recordRejection } from "./receiveWebhook";
+import { closeStory, saveStory } from "./writes";
+
+export interface CatchUpOptions {
+  /** An event the catch-up finds is "missed by webhooks" only when published longer ago than
+   *  this, since its webhook may simply still be on its way (default 60 s). */
+  graceSeconds?: number;
+  /** Stop after this many pages (the rest waits for the next run); default: no limit. */
+  maxPages?: number;
+  /** Called before each page is requested (chaos runs expire cursors here). */
+  beforePage?: (page: number) => void | Promise<void>;
+}
+
+export interface CatchUpResult {
+  pages: number;
+  events: number;
+  /** Events found that no webhook had delivered. */
+  missed: number;
+  /** Events a webhook delivered that this catch-up's listing did not contain. */
+  unlisted: number;
+  reloads: number;
+  tickersLoaded: string[];
+  skipped: number;
+}
+
+/**
+ * One catch-up run for a source (seed 001): first load the stories of tickers added since the
+ * last run, then page through GET /v1/events from the saved cursor, applying every event with the
+ * same handler as webhooks and saving the cursor only after its page is applied, so a crash
+ * replays a page rather than skipping it. A 410 reloads the copy in full and starts again from the
+ * beginning of the window. Runs as one job per source on the `story` queue, so one at a time.
+ */
+export async function catchUp(
+  ctx: ApplyContext,
+  options: CatchUpOptions = {},
+): Promise<CatchUpResult> {
+  const { db, source, api } = ctx;
+  const grace = options.graceSeconds ?? 60;
+  const result: CatchUpResult = {
+    pages: 0,
+    events: 0,
+    missed: 0,
+    unlisted: 0,
+    reloads: 0,
+    tickersLoaded: [],
+    skipped: 0,
+  };
+  const startedAt = new Date();
+  await db.prisma.$executeRaw`
+    INSERT INTO story_sync (source_id) VALUES (${source.id}) ON CONFLICT DO NOTHING`;
+
+  for (const ticker of source.unloaded) {
+    await loadTicker(db, source.id, api, ticker);
+    result.tickersLoaded.push(ticker);
+  }
+
+  const tickers = [...source.tickers.keys()].sort();
+  const sync = await db.prisma.storySync.findUniqueOrThrow({ where: { sourceId: source.id } });
+  let cursor = sync.cursor;
+  for (;;) {
+    if (options.maxPages !== undefined && result.pages >= options.maxPages) return result;
+    await options.beforePage?.(result.pages);
+    let page: Awaited<ReturnType<StoryApi["listEvents"]>>;
+    try {
+      page = await api.listEvents(cursor, tickers);
+    } catch (err) {
+      if (!(err instanceof CursorExpiredError)) throw err;
+      if (result.reloads >= 3)
+        throw new Error(`the cursor expired ${result.reloads + 1} times in one catch-up`);
+      await reloadEverything(ctx);
+      result.reloads++;
+      cursor = null;
+      continue;
+    }
+    result.pages++;
+    const applied: StoryEvent[] = [];
+    for (const [i, raw] of page.data.entries()) {
+      const event = parseCatchUpEvent(raw);
+      if (!event.ok) {
+        // Recorded and passed over: one bad event must not hold the cursor back for ever.
+        result.skipped++;
+        await recordRejection(
+          db,
+          source.id,
+          "malformed_event",
+          null,
+          `catch-up page ${result.pages}, data[${i}]: ${event.message}`,
+        );
+        continue;
+      }
+      if (!event.value) continue;
+      await applyStoryEvent(ctx, event.value);
+      applied.push(event.value);
+    }
+    result.events += applied.length;
+    result.missed += await recordCaughtUp(db, source.id, applied, grace);
+    cursor = page.next_cursor;
+    await db.prisma.$executeRaw`
+      UPDATE story_sync SET cursor = ${cursor}, cursor_saved_at = now(),
+        caught_up_at = CASE WHEN ${!page.has_more} THEN now() ELSE caught_up_at END,
+        last_error = NULL
+      WHERE source_id = ${source.id}`;
+    if (!page.has_more) break;
+  }
+  result.unlisted = await countUnlisted(
+    db,
+    source.id,
+    new Date(startedAt.getTime() - grace * 1000),
+  );
+  return result;
+}
+
+function parseCatchUpEvent(
+  raw: unknown,
+): { ok: true; value: StoryEvent | null } | { ok: false; message: string } {
+  const type = (raw as { type?: unknown } | null)?.type;
+  if (typeof type === "string" && !(STORY_EVENT_TYPES as readonly string[]).includes(type)) {
+    return { ok: true, value: null };
+  }
+  const parsed = storyEventSchema.safeParse(raw);
+  return parsed.success
+    ? { ok: true, value: parsed.data }
+    : { ok: false, message: describeIssues(parsed.error) };
+}
+
+/**
+ * Marks a page's events as seen by the catch-up and applied, in one statement; returns how many
+ * had not come by webhook although published longer ago than the grace (each counted once).
+ */
+async function recordCaughtUp(
+  db: Database,
+  sourceId: string,
+  events: StoryEvent[],
+  graceSeconds: number,
+): Promise<number> {
+  if (events.length === 0) return 0;
+  const rows = events.map((e) => ({ id: e.id, type: e.type, ticker: e.ticker, at: e.created_at }));
+  // Every CTE reads the snapshot from before the statement: `before` says what was already counted.
+  const [row] = await db.prisma.$queryRaw<{ missed: number }[]>`
+    WITH input AS (
+      SELECT DISTINCT ON (id) * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+        AS i(id text, type text, ticker text, at timestamptz)
+    ), before AS (
+      SELECT event_id, reconciled FROM story_events
+      WHERE source_id = ${sourceId} AND event_id IN (SELECT id FROM input)
+    ), seen AS (
+      INSERT INTO story_events AS e
+        (source_id, event_id, type, ticker, published_at, catchup_at, applied_at, reconciled)
+      SELECT ${sourceId}, id, type, ticker, at, now(), now(),
+             at < now() - make_interval(secs => ${graceSeconds})
+      FROM input
+      ON CONFLICT (source_id, event_id) DO UPDATE
+        SET catchup_at = coalesce(e.catchup_at, now()), applied_at = now(),
+            reconciled = e.reconciled
+              OR (e.webhook_at IS NULL AND e.published_at < now() - make_interval(secs => ${graceSeconds}))
+      RETURNING e.event_id, e.reconciled AND e.webhook_at IS NULL AS missed
+    ), counted AS (
+      SELECT count(*)::int AS missed FROM seen LEFT JOIN before b USING (event_id)
+      WHERE seen.missed AND NOT coalesce(b.reconciled, false)
+    ), bumped AS (
+      UPDATE story_sync SET missed_webhooks = missed_webhooks + (SELECT missed FROM counted)
+      WHERE source_id = ${sourceId} AND (SELECT missed FROM counted) > 0
+    )
+    SELECT missed FROM counted`;
+  return row?.missed ?? 0;
+}
+
+/**
+ * The reverse reconciliation, after a catch-up reached the end: events a webhook delivered,
+ * published before the catch-up began (less the grace), that no catch-up ever listed.
+ */
+async function countUnlisted(db: Database, sourceId: string, before: Date): Promise<number> {
+  const [row] = await db.prisma.$queryRaw<{ n: number }[]>`
+    WITH marked AS (
+      UPDATE story_events SET reconciled = true
+      WHERE source_id = ${sourceId} AND catchup_at IS NULL AND webhook_at IS NOT NULL
+        AND NOT reconciled AND published_at < ${before}
+      RETURNING 1
+    ), counted AS (SELECT count(*)::int AS n FROM marked), bumped AS (
+      UPDATE story_sync SET unlisted_events = unlisted_events + (SELECT n FROM counted)
+      WHERE source_id = ${sourceId} AND (SELECT n FROM counted) > 0
+    )
+    SELECT n FROM counted`;
+  return row?.n ?? 0;
+}
+
+/** A ticker's current stories, loaded once after it is added (events keep them up to date). */
+async function loadTicker(
+  db: Database,
+  sourceId: string,
+  api: StoryApi,
+  ticker: string,
+): Promise<void> {
+  for (const story of await api.listStories(ticker)) await saveStory(db, sourceId, story);
+  await db.prisma.$executeRaw`
+    UPDATE story_tickers SET loaded_at = now() WHERE source_id = ${sourceId} AND ticker = ${ticker}`;
+}
+
+/**
+ * Rebuilds the copy (seed 001's three steps) without throwing anything away: closed rows stop a
+ * reload or a replayed event from bringing a story back, and claims stop repeat notifications.
+ * Webhooks keep arriving meanwhile; every write is the same safe write. Step 3 (clear the cursor,
+ * catch up from the start of the window) is the caller's loop.
+ */
+export async function reloadEverything(ctx: ApplyContext): Promise<void> {
+  const { db, source, api } = ctx;
+  const log = logger().child({ part: "stories", source: source.id });
+  await db.prisma.$executeRaw`
+    UPDATE story_sync SET reloads = reloads + 1, reload_started_at = now() WHERE source_id = ${source.id}`;
+  log.warn("catch-up cursor expired (410): reloading the story copy in full");
+  const listed = new Set<string>();
+  for (const ticker of source.tickers.keys()) {
+    for (const story of await api.listStories(ticker)) {
+      listed.add(story.id);
+      await saveStory(db, source.id, story);
+    }
+  }
+  const open = await db.prisma.story.findMany({
+    where: { sourceId: source.id, closed: false, ticker: { in: [...source.tickers.keys()] } },
+    select: { id: true, ticker: true },
+  });
+  for (const row of open) {
+    if (listed.has(row.id)) continue;
+    // Created during the reload (save it), or closed since (close it on 404).
+    const story = await api.getStory(row.id);
+    if (story) await saveStory(db, source.id, story);
+    else await closeStory(db, source.id, row.id, 0, row.ticker);
+  }
+  await db.prisma.$executeRaw`
+    UPDATE story_sync SET cursor = NULL, cursor_saved_at = now(), reload_finished_at = now()
+    WHERE source_id = ${source.id}`;
+  log.info({ listed: listed.size }, "story copy reloaded");
+}

@@ -1,0 +1,57 @@
+import type { Database } from "@/lib/db";
+
+export type StoryMode = "snapshot" | "fetch";
+
+/** A story-api source as the consumer needs it. */
+export interface StorySource {
+  id: string;
+  url: string;
+  allowPrivate: boolean;
+  mode: StoryMode;
+  /** Standard Webhooks secrets; several while one is being rotated. */
+  secrets: string[];
+  /** The tickers followed, each with when it was added: events published before are history. */
+  tickers: Map<string, Date>;
+  /** Tickers whose current stories have not been loaded yet (added since the last catch-up). */
+  unloaded: string[];
+  pollIntervalSeconds: number;
+}
+
+/**
+ * Reads a story-api source, first bringing `story_tickers` in step with the source's `tickers`
+ * (a ticker added gets its added_at now; one removed is forgotten, so adding it again loads it
+ * again). Null when there is no such enabled story-api source.
+ */
+export async function loadStorySource(db: Database, id: string): Promise<StorySource | null> {
+  const source = await db.prisma.source.findUnique({ where: { id } });
+  if (source?.kind !== "story-api" || !source.enabled || !source.url) return null;
+  await db.prisma.$executeRaw`
+    WITH gone AS (
+      DELETE FROM story_tickers
+      WHERE source_id = ${id} AND NOT (ticker = ANY(${source.tickers}::text[]))
+    )
+    INSERT INTO story_tickers (source_id, ticker)
+    SELECT ${id}, t FROM unnest(${source.tickers}::text[]) AS t
+    ON CONFLICT DO NOTHING`;
+  const rows = await db.prisma.storyTicker.findMany({ where: { sourceId: id } });
+  return {
+    id,
+    url: source.url,
+    allowPrivate: source.allowPrivate,
+    mode: source.storyMode === "fetch" ? "fetch" : "snapshot",
+    secrets: source.webhookSecrets,
+    tickers: new Map(rows.map((r) => [r.ticker, r.addedAt])),
+    unloaded: rows.filter((r) => r.loadedAt === null).map((r) => r.ticker),
+    pollIntervalSeconds: source.pollIntervalSeconds,
+  };
+}
+
+/** The enabled story-api sources' ids. */
+export async function storySourceIds(db: Database): Promise<string[]> {
+  const rows = await db.prisma.source.findMany({
+    where: { kind: "story-api", enabled: true },
+    select: { id: true },
+    orderBy: { id: "asc" },
+  });
+  return rows.map((r) => r.id);
+}
