@@ -15,7 +15,8 @@ import {
   SimError,
   type SimStory,
 } from "./newsroom";
-import type { SourceRoute } from "./sources";
+import type { SimSource, SourceRoute } from "./sources";
+import { handleStoriesControl, type StoriesControl } from "./stories/service";
 
 /** What a test or an operator can do to a running simulator. Also served under /_control/. */
 export interface SimControl {
@@ -36,7 +37,11 @@ export interface SimControl {
   advance(ms: number): number;
   /** Simulated now, epoch ms. */
   now(): number;
-  stories(outletId: string): readonly SimStory[];
+  /**
+   * `stories(outletId)` is an outlet's news, as it always was; the same function also carries
+   * the story API (seed 001's provider): `stories.desk`, `stories.addWebhook(…)`, `stories.step(n)`…
+   */
+  stories: ((outletId: string) => readonly SimStory[]) & StoriesControl;
   /** Open stream connections by source id: shows a collector's reconnects. */
   connections(): Record<string, number>;
 }
@@ -50,9 +55,13 @@ export function createControl(deps: {
   connections: () => Record<string, number>;
   /** Runs whatever became due at the current instant (a story published with no lead). */
   settle: () => void;
+  stories: StoriesControl;
+  /** The story API's source, which has no outlet and so no route. */
+  storySource: SimSource;
 }): SimControl {
   const { newsroom, faults, routes } = deps;
   const route = (sourceId: string) => {
+    if (sourceId === deps.storySource.id) return { source: deps.storySource };
     const r = routes.get(sourceId);
     if (!r) throw new SimError(`unknown source "${sourceId}"`, 404);
     return r;
@@ -91,10 +100,10 @@ export function createControl(deps: {
       return deps.now();
     },
     connections: deps.connections,
-    stories: (outletId) => {
+    stories: Object.assign((outletId: string) => {
       newsroom.outlet(outletId);
       return newsroom.stories(outletId);
-    },
+    }, deps.stories),
   };
 }
 
@@ -140,6 +149,19 @@ const advanceSchema = z.object({
  *   GET    /_control/rate  POST { perMinute } → { perMinute }
  *   POST   /_control/advance                { ms } → { now }
  *   GET    /_control/connections            → { connections: { [sourceId]: open streams } }
+ *
+ * The story API (source `story-desk`; its read faults go through /_control/faults/story-desk):
+ *
+ *   GET    /_control/stories/webhooks       → { webhooks: [{ id, url, secrets, tickers? }], stats }
+ *   POST   /_control/stories/webhooks       { url, secrets?, tickers? } → { id, secrets }
+ *   DELETE /_control/stories/webhooks/:id   → { id, removed }
+ *   POST   /_control/stories/webhook-faults { endpointId?, late?: { minMs, maxMs },
+ *                                             duplicate?: { share }, drop?: { share } } → { faults }
+ *   DELETE /_control/stories/webhook-faults[?endpoint=ID] → { faults }
+ *   POST   /_control/stories/expire-cursors → { epoch } (every cursor issued so far answers 410)
+ *   POST   /_control/stories/step           { n? } → { events } (n random desk operations now)
+ *   POST   /_control/stories/flush          → { stats } (after every pending delivery finished)
+ *   GET    /_control/stories/snapshot       → the desk's state: { open, closed, strong, seq, epoch }
  */
 export async function handleControl(
   control: SimControl,
@@ -153,6 +175,9 @@ export async function handleControl(
   const body = method === "POST" ? await readJson(req) : undefined;
   const reply = (value: unknown) => sendJson(res, 200, value);
 
+  if (what === "stories") {
+    return reply(await handleStoriesControl(control.stories, method, parts.slice(1), body, url));
+  }
   if (what === "faults" && parts.length <= 2) {
     if (method === "GET" && !sourceId) return reply({ faults: control.faults() });
     if (method === "DELETE" && !sourceId) {

@@ -4,7 +4,8 @@ import { SimError } from "./newsroom";
 /**
  * Faults an operator (or a test) injects per source, each a failure collectors meet in the wild.
  * Network faults apply to every request of the source; validator faults only to feeds; `stall`
- * and `quiet` only to streams, because that is where the difference between them matters.
+ * and `quiet` only to streams, because that is where the difference between them matters;
+ * `stale-reads` only to the story API, whose consumers must survive a read that raced a change.
  */
 export const faultSchema = z.discriminatedUnion("kind", [
   /** Answer after this many (real) milliseconds. */
@@ -26,6 +27,8 @@ export const faultSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("stall") }),
   /** No news: the stream sends keepalives only. */
   z.object({ kind: z.literal("quiet") }),
+  /** Story API: answer from the state at request start, `ms` later (a read racing a change). */
+  z.object({ kind: z.literal("stale-reads"), ms: z.number().int().min(0).max(600_000) }),
 ]);
 
 export type Fault = z.output<typeof faultSchema>;
@@ -35,6 +38,7 @@ export const FAULT_KINDS = faultSchema.options.map((o) => o.shape.kind.value);
 
 const FEED_ONLY: FaultKind[] = ["malformed", "no-validators", "lying-etag"];
 const STREAM_ONLY: FaultKind[] = ["stall", "quiet"];
+const STORY_API_ONLY: FaultKind[] = ["stale-reads"];
 
 export interface FaultListing {
   sourceId: string;
@@ -62,6 +66,9 @@ export class FaultTable {
     }
     if (STREAM_ONLY.includes(fault.kind) && sourceKind !== "stream") {
       throw new SimError(`"${fault.kind}" applies to streams; ${sourceId} is a ${sourceKind}`);
+    }
+    if (STORY_API_ONLY.includes(fault.kind) && sourceKind !== "story-api") {
+      throw new SimError(`"${fault.kind}" applies to story APIs; ${sourceId} is a ${sourceKind}`);
     }
     const faults = this.#bySource.get(sourceId) ?? new Map<FaultKind, Fault>();
     this.#bySource.set(sourceId, faults);

@@ -7,9 +7,11 @@ import { startSimulator } from "./server";
 // wirewatch.config.json body so they can be pasted as they are.
 
 const USAGE = `usage: npm run simulator -- [--port N] [--seed N] [--rate STORIES_PER_MINUTE]
-  --port   port on 127.0.0.1 (default: $SIMULATOR_PORT or 4100; 0 picks a free one)
-  --seed   the same seed replays the same news (default 1)
-  --rate   original stories per minute across all outlets (default 8)`;
+                              [--story-rate OPERATIONS_PER_MINUTE]
+  --port        port on 127.0.0.1 (default: $SIMULATOR_PORT or 4100; 0 picks a free one)
+  --seed        the same seed replays the same news (default 1)
+  --rate        original stories per minute across all outlets (default 8)
+  --story-rate  story API operations per minute (default 6; 0 = only through the control API)`;
 
 function numberOption(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined || raw === "") return fallback;
@@ -29,6 +31,7 @@ async function main(): Promise<void> {
         port: { type: "string" },
         seed: { type: "string" },
         rate: { type: "string" },
+        "story-rate": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -45,13 +48,18 @@ async function main(): Promise<void> {
     port,
     seed: numberOption("seed", values.seed as string | undefined, 1),
     ratePerMinute: numberOption("rate", values.rate as string | undefined, 8),
+    stories: {
+      ratePerMinute: numberOption("story-rate", values["story-rate"] as string | undefined, 6),
+    },
   }).catch((err: NodeJS.ErrnoException) => {
     const why = err.code === "EADDRINUSE" ? `port ${port} is in use (try --port 0)` : err.message;
     console.error(`simulator: cannot start: ${why}`);
     process.exit(1);
   });
 
-  console.log(`newsroom simulator on ${sim.url}  (control API: ${sim.url}/_control/faults)`);
+  console.log(
+    `newsroom simulator on ${sim.url}  (control API: ${sim.url}/_control/faults, story API: ${sim.url}/stories-api)`,
+  );
   console.log(JSON.stringify({ sources: sim.sources() }, null, 2));
 
   let stopping = false;

@@ -12,6 +12,9 @@ import { renderPage, renderStory } from "./render/page";
 import { rfc822 } from "./render/xml";
 import { Scheduler } from "./scheduler";
 import { type SimSource, type SourceRoute, sourceRoutes } from "./sources";
+import type { StoryDesk } from "./stories/desk";
+import { STORY_API_PATH, STORY_SOURCE_ID, serveStories } from "./stories/http";
+import { createStoryService, type StoryOptions } from "./stories/service";
 import { StreamHub } from "./stream";
 
 export type { SimControl } from "./control";
@@ -19,6 +22,9 @@ export type { Fault, FaultInput, FaultKind, FaultListing } from "./faults";
 export type { EditInput, PageHeadline, PublishInput, SimStory, StreamEvent } from "./newsroom";
 export type { Outlet } from "./outlets";
 export type { SimSource } from "./sources";
+export type { DeskEvent, DeskSnapshot, Story as DeskStory } from "./stories/desk";
+export type { StoriesControl, StoryOptions } from "./stories/service";
+export type { DeliveryStats, WebhookEndpoint, WebhookFaults } from "./stories/webhooks";
 
 export interface SimulatorOptions {
   /** 0 (the default) picks a free port. */
@@ -44,6 +50,8 @@ export interface SimulatorOptions {
   /** News made up before start, so feeds and history are not empty (default 20 min). */
   backlogMs?: number;
   outlets?: readonly Outlet[];
+  /** The story API (source `story-desk`): organic rate, tickers, retention, webhook retries. */
+  stories?: StoryOptions;
 }
 
 export interface Simulator {
@@ -88,6 +96,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     pageLeadShare: options.pageLeadShare ?? 0.25,
     isQuiet: (outletId) => faults.has(outletId, "quiet"),
   });
+  // Created before the backlog runs, so in real time the story lists are not empty at start.
+  const stories = createStoryService({
+    seed: options.seed ?? 1,
+    baseUrl: url,
+    scheduler,
+    manual: options.manual === true,
+    settle: () => settle(),
+    ...(options.stories ? { options: options.stories } : {}),
+  });
   scheduler.runUntil(start);
 
   const hub = new StreamHub(faults, () => scheduler.now);
@@ -112,6 +129,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     timer.unref();
   };
   if (!options.manual) pump();
+  // After a control call: run what is due now and, in real time, wake for what it scheduled.
+  const settle = () => (options.manual ? scheduler.runUntil(scheduler.now) : pump());
 
   const control = createControl({
     newsroom,
@@ -126,8 +145,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     },
     now: () => scheduler.now,
     connections: () => hub.counts(),
-    // After a control call: run what is due now and, in real time, wake for what it scheduled.
-    settle: () => (options.manual ? scheduler.runUntil(scheduler.now) : pump()),
+    settle,
+    stories: stories.control,
+    storySource: stories.source,
   });
 
   // Aborted by stop(), so a latency fault's pending sleep does not outlive the server.
@@ -141,6 +161,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     url,
     now: () => scheduler.now,
     stopping: stopping.signal,
+    desk: stories.desk,
+    storySource: stories.source,
   };
   server.on("request", (req, res) => {
     handle(app, req, res).catch((err: unknown) => {
@@ -154,14 +176,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   return {
     url,
     port,
-    sources: () =>
-      [...routes.values()].filter((r) => r.listed).map((r) => structuredClone(r.source)),
+    sources: () => listedSources(app).map((s) => structuredClone(s)),
     control,
     stop: async () => {
       stopped = true;
       stopping.abort();
       clearTimeout(timer);
       hub.closeAll();
+      await stories.stop();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Blackholed and latency-held requests never finish by themselves.
       server.closeAllConnections();
@@ -179,6 +201,14 @@ interface App {
   url: string;
   now: () => number;
   stopping: AbortSignal;
+  desk: StoryDesk;
+  storySource: SimSource;
+}
+
+/** The outlets' listed sources in a stable order, then the story API. */
+function listedSources(app: App): SimSource[] {
+  const outlets = [...app.routes.values()].filter((r) => r.listed).map((r) => r.source);
+  return [...outlets, app.storySource];
 }
 
 async function handle(app: App, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -193,8 +223,11 @@ async function handle(app: App, req: IncomingMessage, res: ServerResponse): Prom
     return sendText(req, res, 200, "text/plain; charset=utf-8", ROBOTS);
   }
   if (parts.length === 0 || url.pathname === "/sources") {
-    const sources = [...app.routes.values()].filter((r) => r.listed).map((r) => r.source);
-    return sendJson(res, 200, { sources });
+    return sendJson(res, 200, { sources: listedSources(app) });
+  }
+  if (parts[0] === STORY_API_PATH) {
+    if (!(await networkFaults(app, STORY_SOURCE_ID, req, res))) return;
+    return serveStories(app, parts.slice(1).map(decodeURIComponent), res, url, sendJson);
   }
   if (parts[0] === "o" && parts.length === 3) {
     const outlet = app.newsroom.outlet(parts[1] as string);
@@ -221,23 +254,7 @@ async function serveSource(
   url: URL,
 ): Promise<void> {
   const id = route.source.id;
-  const { faults } = app;
-  // Network faults first, in the order a client would meet them on the wire.
-  if (faults.has(id, "blackhole")) return; // the socket stays open until the client gives up
-  const latency = faults.get(id, "latency");
-  if (latency) {
-    const slept = await sleep(latency.ms, true, { signal: app.stopping }).catch(() => false);
-    if (!slept || res.destroyed) return;
-  }
-  if (faults.has(id, "reset")) return void req.socket.resetAndDestroy();
-  const tooMany = faults.get(id, "429");
-  if (tooMany) {
-    res.setHeader("retry-after", String(tooMany.retryAfter));
-    return sendText(req, res, 429, "text/plain; charset=utf-8", "Too Many Requests\n");
-  }
-  if (faults.has(id, "503")) {
-    return sendText(req, res, 503, "text/plain; charset=utf-8", "Service Unavailable\n");
-  }
+  if (!(await networkFaults(app, id, req, res))) return;
 
   const kind = route.source.kind;
   if (kind === "feed" && rest === "feed.xml") return serveFeed(app, route, req, res);
@@ -258,6 +275,40 @@ async function serveSource(
   }
   if (kind === "stream" && rest === "history") return serveHistory(app, route, res, url);
   throw new SimError(`nothing at ${url.pathname}`, 404);
+}
+
+/**
+ * The source's network faults, in the order a client would meet them on the wire; false when
+ * one of them has answered (or swallowed) the request.
+ */
+async function networkFaults(
+  app: App,
+  id: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<boolean> {
+  const { faults } = app;
+  if (faults.has(id, "blackhole")) return false; // the socket stays open until the client gives up
+  const latency = faults.get(id, "latency");
+  if (latency) {
+    const slept = await sleep(latency.ms, true, { signal: app.stopping }).catch(() => false);
+    if (!slept || res.destroyed) return false;
+  }
+  if (faults.has(id, "reset")) {
+    req.socket.resetAndDestroy();
+    return false;
+  }
+  const tooMany = faults.get(id, "429");
+  if (tooMany) {
+    res.setHeader("retry-after", String(tooMany.retryAfter));
+    sendText(req, res, 429, "text/plain; charset=utf-8", "Too Many Requests\n");
+    return false;
+  }
+  if (faults.has(id, "503")) {
+    sendText(req, res, 503, "text/plain; charset=utf-8", "Service Unavailable\n");
+    return false;
+  }
+  return true;
 }
 
 function serveFeed(app: App, route: SourceRoute, req: IncomingMessage, res: ServerResponse): void {

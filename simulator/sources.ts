@@ -7,7 +7,7 @@ import { FEED_SUFFIX, type FeedFormat, type Outlet } from "./outlets";
 export interface SimSource {
   id: string;
   name: string;
-  kind: "feed" | "stream" | "page";
+  kind: "feed" | "stream" | "page" | "story-api";
   url: string;
   backfillUrl?: string;
   /** A page observes its outlet's stream: the fallback observer of the same items (seed 000). */
@@ -15,6 +15,12 @@ export interface SimSource {
   allowPrivate: true;
   collectors: string[];
   pollIntervalSeconds?: number;
+  /** story-api: the tickers to follow (seed 001). */
+  tickers?: string[];
+  /** story-api: apply the snapshot in each event, or fetch the story when notified. */
+  storyMode?: "snapshot" | "fetch";
+  /** story-api: the secrets the simulator signs webhook deliveries with ("whsec_…"). */
+  webhookSecrets?: string[];
 }
 
 /** A source plus what the server needs to answer for it. */
