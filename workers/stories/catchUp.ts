@@ -4,6 +4,7 @@ import { CursorExpiredError, type StoryApi } from "./api";
 import { type ApplyContext, applyStoryEvent } from "./apply";
 import { describeIssues, STORY_EVENT_TYPES, type StoryEvent, storyEventSchema } from "./events";
 import { recordRejection } from "./receiveWebhook";
+import { syncTickers } from "./source";
 import { closeStory, saveStory } from "./writes";
 
 export interface CatchUpOptions {
@@ -54,29 +55,37 @@ export async function catchUp(
   await db.prisma.$executeRaw`
     INSERT INTO story_sync (source_id) VALUES (${source.id}) ON CONFLICT DO NOTHING`;
 
-  for (const ticker of source.unloaded) {
-    await loadTicker(db, source.id, api, ticker);
-    result.tickersLoaded.push(ticker);
-  }
-
-  const tickers = [...source.tickers.keys()].sort();
   const sync = await db.prisma.storySync.findUniqueOrThrow({ where: { sourceId: source.id } });
   let cursor = sync.cursor;
   for (;;) {
     if (options.maxPages !== undefined && result.pages >= options.maxPages) return result;
+    // The tickers as of now: one added since the last page is loaded once, before it is listed.
+    Object.assign(source, await syncTickers(db, source.id));
+    for (const ticker of source.unloaded) {
+      await loadTicker(db, source.id, api, ticker);
+      result.tickersLoaded.push(ticker);
+    }
+    source.unloaded = [];
+    const tickers = [...source.tickers.keys()].sort();
     await options.beforePage?.(result.pages);
     let page: Awaited<ReturnType<StoryApi["listEvents"]>>;
     try {
       page = await api.listEvents(cursor, tickers);
     } catch (err) {
       if (!(err instanceof CursorExpiredError)) throw err;
-      if (result.reloads >= 3)
+      if (result.reloads >= 3) {
         throw new Error(`the cursor expired ${result.reloads + 1} times in one catch-up`);
+      }
       await reloadEverything(ctx);
       result.reloads++;
       cursor = null;
       continue;
     }
+    // A ticker added while the page was being listed: its events from after it was added may be
+    // on this page's stretch of the log, unlisted. Passing the cursor over them would lose them
+    // for good, so list the same stretch again with it.
+    const now = await syncTickers(db, source.id);
+    if (!sameKeys(now.tickers, source.tickers)) continue;
     result.pages++;
     const applied: StoryEvent[] = [];
     for (const [i, raw] of page.data.entries()) {
@@ -113,6 +122,10 @@ export async function catchUp(
     new Date(startedAt.getTime() - grace * 1000),
   );
   return result;
+}
+
+function sameKeys(a: Map<string, unknown>, b: Map<string, unknown>): boolean {
+  return a.size === b.size && [...a.keys()].every((k) => b.has(k));
 }
 
 function parseCatchUpEvent(

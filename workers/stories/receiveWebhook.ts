@@ -71,6 +71,7 @@ const envelope = z.looseObject({ id: z.string(), type: z.string() });
 export async function receiveWebhook(
   db: Database,
   delivery: WebhookDelivery,
+  options: { queue?: string } = {},
 ): Promise<WebhookAnswer> {
   const webhookId = delivery.headers.get("webhook-id");
   let source: StorySource | null;
@@ -161,13 +162,26 @@ export async function receiveWebhook(
       400,
     );
   }
-  if (!source.tickers.has(event.ticker)) {
+  const followedSince = source.tickers.get(event.ticker);
+  if (!followedSince) {
     return answer(source.id, 200, "ignored", `ticker ${event.ticker} is not followed`, event.id);
+  }
+  if (Date.parse(event.created_at) < followedSince.getTime()) {
+    // Published before the ticker was followed: the ticker's one-time load (and the catch-up,
+    // which lists such events in order) covers it. Applied alone it could bring back a story
+    // whose closing, also from before, was never ours to receive.
+    return answer(
+      source.id,
+      200,
+      "ignored",
+      `published before ${event.ticker} was followed`,
+      event.id,
+    );
   }
 
   let recorded: { fresh: boolean; firstWebhook: boolean } | undefined;
   try {
-    recorded = await recordWebhookEvent(db, source.id, event);
+    recorded = await recordWebhookEvent(db, source.id, event, options.queue ?? STORY_QUEUE);
   } catch (err) {
     return failed(source.id, err);
   }
@@ -206,7 +220,12 @@ export async function receiveWebhook(
  * One statement: the event id (idempotency key; a replay only counts its delivery) and, for an
  * event not seen before by either way, the job that applies it, with a wake-up for the workers.
  */
-async function recordWebhookEvent(db: Database, sourceId: string, event: StoryEvent) {
+async function recordWebhookEvent(
+  db: Database,
+  sourceId: string,
+  event: StoryEvent,
+  queue: string,
+) {
   const job: StoryEventJob = { kind: "event", sourceId, event };
   const [row] = await db.prisma.$queryRaw<{ fresh: boolean; firstWebhook: boolean }[]>`
     WITH ev AS (
@@ -218,13 +237,13 @@ async function recordWebhookEvent(db: Database, sourceId: string, event: StoryEv
       RETURNING (xmax = 0) AS fresh, e.webhook_deliveries = 1 AS first_webhook
     ), job AS (
       INSERT INTO jobs (queue, key, payload, source_id, max_attempts)
-      SELECT ${STORY_QUEUE}, ${`event:${sourceId}/${event.id}`}, ${JSON.stringify(job)}::jsonb, ${sourceId}, 8
+      SELECT ${queue}, ${`event:${sourceId}/${event.id}`}, ${JSON.stringify(job)}::jsonb, ${sourceId}, 8
       FROM ev WHERE fresh
       ON CONFLICT (queue, key) WHERE key IS NOT NULL AND state IN ('ready', 'leased') DO NOTHING
       RETURNING id
     )
     SELECT ev.fresh, ev.first_webhook AS "firstWebhook",
-           (SELECT count(*) FROM (SELECT pg_notify(${JOBS_CHANNEL}, ${STORY_QUEUE}) FROM job) n)::int AS woke
+           (SELECT count(*) FROM (SELECT pg_notify(${JOBS_CHANNEL}, ${queue}) FROM job) n)::int AS woke
     FROM ev`;
   return row;
 }

@@ -25,23 +25,14 @@ export interface StorySource {
 export async function loadStorySource(db: Database, id: string): Promise<StorySource | null> {
   const source = await db.prisma.source.findUnique({ where: { id } });
   if (source?.kind !== "story-api" || !source.enabled || !source.url) return null;
-  await db.prisma.$executeRaw`
-    WITH gone AS (
-      DELETE FROM story_tickers
-      WHERE source_id = ${id} AND NOT (ticker = ANY(${source.tickers}::text[]))
-    )
-    INSERT INTO story_tickers (source_id, ticker)
-    SELECT ${id}, t FROM unnest(${source.tickers}::text[]) AS t
-    ON CONFLICT DO NOTHING`;
-  const rows = await db.prisma.storyTicker.findMany({ where: { sourceId: id } });
+  const tickers = await syncTickers(db, id, source.tickers);
   return {
     id,
     url: source.url,
     allowPrivate: source.allowPrivate,
     mode: source.storyMode === "fetch" ? "fetch" : "snapshot",
     secrets: source.webhookSecrets,
-    tickers: new Map(rows.map((r) => [r.ticker, r.addedAt])),
-    unloaded: rows.filter((r) => r.loadedAt === null).map((r) => r.ticker),
+    ...tickers,
     pollIntervalSeconds: source.pollIntervalSeconds,
   };
 }
@@ -54,4 +45,33 @@ export async function storySourceIds(db: Database): Promise<string[]> {
     orderBy: { id: "asc" },
   });
   return rows.map((r) => r.id);
+}
+
+/**
+ * Brings `story_tickers` in step with the configured tickers and reads them back. Exported for
+ * the catch-up, which re-reads them around every page it lists.
+ */
+export async function syncTickers(
+  db: Database,
+  sourceId: string,
+  configured?: string[],
+): Promise<Pick<StorySource, "tickers" | "unloaded">> {
+  const wanted =
+    configured ??
+    (await db.prisma.source.findUnique({ where: { id: sourceId }, select: { tickers: true } }))
+      ?.tickers ??
+    [];
+  await db.prisma.$executeRaw`
+    WITH gone AS (
+      DELETE FROM story_tickers
+      WHERE source_id = ${sourceId} AND NOT (ticker = ANY(${wanted}::text[]))
+    )
+    INSERT INTO story_tickers (source_id, ticker)
+    SELECT ${sourceId}, t FROM unnest(${wanted}::text[]) AS t
+    ON CONFLICT DO NOTHING`;
+  const rows = await db.prisma.storyTicker.findMany({ where: { sourceId } });
+  return {
+    tickers: new Map(rows.map((r) => [r.ticker, r.addedAt])),
+    unloaded: rows.filter((r) => r.loadedAt === null).map((r) => r.ticker),
+  };
 }
