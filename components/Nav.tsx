@@ -8,6 +8,7 @@ export const PAGES = [
   { href: "/sources", label: "Sources" },
   { href: "/queues", label: "Queues" },
   { href: "/dead-letters", label: "Dead letters" },
+  { href: "/stories", label: "Stories" },
   { href: "/items", label: "Items" },
   { href: "/repairs", label: "Repairs" },
   { href: "/audit", label: "Audit" },

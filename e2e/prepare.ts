@@ -4,6 +4,7 @@ import { config } from "@/lib/config";
 import { openDatabase } from "@/lib/db";
 import { edit, observe, retract } from "@/workers/store";
 import { E2E_SOURCE, REPAIR_ROW, REPAIR_SOURCE, WRITES } from "./fixtures/news";
+import { seedStories } from "./fixtures/stories";
 
 const { DATABASE_URL, WIREWATCH_DATA_DIR } = config();
 if (DATABASE_URL) {
@@ -33,6 +34,8 @@ try {
   if (repair.result !== "inserted") throw new Error(`repair row: ${repair.result}`);
   await db.prisma.$executeRaw`
     UPDATE news SET category = NULL WHERE entry_key = ${repair.entryKey}`;
+  // The story-api copy as its consumer leaves it, for the Stories page (e2e/stories.spec.ts).
+  await seedStories(db);
   console.log(`e2e prepare: ${WRITES.length + 1} writes into ${db.location}`);
 } finally {
   await db.close();

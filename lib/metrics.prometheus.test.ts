@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { metricsAuthorized, registerMetrics, scrape } from "./metrics";
 import { createTestDatabase, type TestDatabase } from "./testing/db";
 import { seedMetricsRows } from "./testing/metricsSeed";
+import { STORY_SEED, seedStoryRows } from "./testing/storiesSeed";
 
 // A real Prometheus (Debian's package, as CI installs it) scraping our exposition over loopback,
 // with its own config and data directory, queried through its HTTP API.
@@ -40,6 +41,7 @@ describe.skipIf(!hasPrometheus)("Prometheus scraping the metrics endpoint", () =
   beforeAll(async () => {
     db = await createTestDatabase();
     await seedMetricsRows(db, [10, 40, 200, 900, 3_000]);
+    await seedStoryRows(db);
     registerMetrics();
     server = createServer((req, res) => {
       if (!metricsAuthorized(req.headers.authorization ?? null, TOKEN)) {
@@ -131,5 +133,21 @@ describe.skipIf(!hasPrometheus)("Prometheus scraping the metrics endpoint", () =
     // Waits of 0.01, 0.04, 0.2, 0.9 and 3 s: the 99th percentile lies in the (2.5, 5] bucket.
     expect(value).toBeGreaterThan(2.5);
     expect(value).toBeLessThanOrEqual(5);
+  });
+
+  it("reads the story-API copy: stories by state, refused deliveries, the cursor's age", async () => {
+    const stories = await query("sum by (state) (wirewatch_stories)");
+    expect(Object.fromEntries(stories.map((r) => [r.metric.state, r.value[1]]))).toEqual({
+      open: "4",
+      closed: "3",
+    });
+    const refused = await query('wirewatch_story_webhooks_rejected_total{reason="bad_signature"}');
+    expect(refused.map((r) => [r.metric.source, r.value[1]])).toEqual([
+      [STORY_SEED.source, String(STORY_SEED.rejected.bad_signature)],
+    ]);
+    // Under deploy/alerts.yml's 15 minutes: WirewatchStoryCatchUpStale stays quiet.
+    const age = await query("max by (source) (wirewatch_story_cursor_age_seconds)");
+    expect(Number(age[0]?.value[1])).toBeGreaterThanOrEqual(STORY_SEED.caughtUpSecondsAgo);
+    expect(Number(age[0]?.value[1])).toBeLessThan(900);
   });
 });

@@ -2,10 +2,11 @@ import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { emit } from "./events";
+import { type EventMap, emit } from "./events";
 import { LabelGuard, LIMITS, metricsAuthorized, registerMetrics, scrape } from "./metrics";
 import { createTestDatabase, type TestDatabase } from "./testing/db";
 import { seedMetricsRows } from "./testing/metricsSeed";
+import { seedStoryRows } from "./testing/storiesSeed";
 
 const TOKEN = "metrics-token-for-tests-0123456789";
 let db: TestDatabase;
@@ -65,6 +66,7 @@ describe("metrics from events and the database", () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     await seedMetricsRows(db, [10, 40, 200, 900, 3_000]);
+    await seedStoryRows(db);
     registerMetrics();
   });
   afterAll(async () => {
@@ -121,6 +123,91 @@ describe("metrics from events and the database", () => {
     );
   });
 
+  it("counts story webhooks and notifications, and reads the story-API copy at scrape time", async () => {
+    const webhook = (e: Partial<EventMap["story:webhook"]>) =>
+      emit("story:webhook", {
+        source: "newsfilter",
+        outcome: "accepted",
+        reason: "",
+        lagSeconds: null,
+        ...e,
+      });
+    webhook({ lagSeconds: 0.4 });
+    webhook({ lagSeconds: 42 });
+    webhook({ outcome: "duplicate", reason: "replayed_id" });
+    webhook({ outcome: "rejected", reason: "bad_signature" });
+    webhook({ source: "", outcome: "rejected", reason: "unknown_source" });
+    webhook({ outcome: "rejected", reason: "https://evil.example/<b>" });
+    emit("story:notification", { source: "newsfilter", outcome: "sent" });
+    emit("story:notification", { source: "newsfilter", outcome: "already_claimed" });
+    const { body } = await scrape({ database: async () => db });
+    expect(body).toMatch(
+      /wirewatch_story_webhooks_total\{source="newsfilter",outcome="accepted",reason="none"\} 2/,
+    );
+    expect(body).toMatch(
+      /wirewatch_story_webhooks_total\{source="newsfilter",outcome="duplicate",reason="replayed_id"\} 1/,
+    );
+    expect(body).toMatch(
+      /wirewatch_story_webhooks_total\{source="unknown",outcome="rejected",reason="unknown_source"\} 1/,
+    );
+    expect(body).toMatch(
+      /wirewatch_story_webhooks_total\{source="newsfilter",outcome="rejected",reason="other"\} 1/,
+    );
+    expect(body).toMatch(/wirewatch_story_webhook_lag_seconds_count\{source="newsfilter"\} 2/);
+    expect(body).toMatch(
+      /wirewatch_story_webhook_lag_seconds_bucket\{le="0.5",source="newsfilter"\} 1/,
+    );
+    expect(body).toMatch(
+      /wirewatch_story_webhook_lag_seconds_bucket\{le="60",source="newsfilter"\} 2/,
+    );
+    expect(body).toMatch(
+      /wirewatch_story_notifications_total\{source="newsfilter",outcome="already_claimed"\} 1/,
+    );
+    // From the database (lib/testing/storiesSeed.ts: caught up 42 s ago, 4 open and 3 closed).
+    const age = Number(
+      body.match(/wirewatch_story_cursor_age_seconds\{source="newsfilter"\} (\S+)/)?.[1],
+    );
+    expect(age).toBeGreaterThanOrEqual(42);
+    expect(age).toBeLessThan(120);
+    expect(body).toMatch(/wirewatch_stories\{source="newsfilter",state="open"\} 4/);
+    expect(body).toMatch(/wirewatch_stories\{source="newsfilter",state="closed"\} 3/);
+    expect(body).toMatch(/wirewatch_story_missed_webhooks_total\{source="newsfilter"\} 2/);
+    expect(body).toMatch(/wirewatch_story_unlisted_events_total\{source="newsfilter"\} 1/);
+    expect(body).toMatch(/wirewatch_story_reloads_total\{source="newsfilter"\} 1/);
+    expect(body).toMatch(
+      /wirewatch_story_webhooks_rejected_total\{source="newsfilter",reason="bad_signature"\} 3/,
+    );
+    expect(body).toMatch(
+      /wirewatch_story_webhooks_rejected_total\{source="unknown",reason="unknown_source"\} 2/,
+    );
+    expect(body).not.toContain("whsec_");
+  });
+
+  it("a story-api source that never caught up ages from when it was added; a disabled one has no age", async () => {
+    await db.prisma.source.createMany({
+      data: [
+        {
+          id: "fresh",
+          name: "Fresh",
+          kind: "story-api",
+          createdAt: new Date(Date.now() - 600_000),
+        },
+        { id: "off", name: "Off", kind: "story-api", enabled: false },
+      ],
+    });
+    try {
+      const { body } = await scrape({ database: async () => db });
+      const age = Number(
+        body.match(/wirewatch_story_cursor_age_seconds\{source="fresh"\} (\S+)/)?.[1],
+      );
+      expect(age).toBeGreaterThanOrEqual(600);
+      expect(body).not.toMatch(/wirewatch_story_cursor_age_seconds\{source="off"\}/);
+      expect(body).toMatch(/wirewatch_stories\{source="off",state="open"\} 0/);
+    } finally {
+      await db.prisma.source.deleteMany({ where: { id: { in: ["fresh", "off"] } } });
+    }
+  });
+
   it("the route answers 401 without the token, the registry's content type with it", async () => {
     const { GET } = await import("@/app/api/metrics/route");
     const denied = await GET(new Request("http://localhost/api/metrics"));
@@ -135,6 +222,20 @@ describe("metrics from events and the database", () => {
     expect(res.headers.get("content-type")).toBe(registerMetrics().own.contentType);
     const text = await res.text();
     expect(text).toMatch(/wirewatch_dlq_depth\{stage="fetch"\} 1/);
+    // The story families are in what promtool checks below.
+    for (const family of [
+      "wirewatch_story_webhooks_total",
+      "wirewatch_story_webhook_lag_seconds_bucket",
+      "wirewatch_story_notifications_total",
+      "wirewatch_story_cursor_age_seconds",
+      "wirewatch_story_missed_webhooks_total",
+      "wirewatch_story_unlisted_events_total",
+      "wirewatch_story_reloads_total",
+      "wirewatch_stories",
+      "wirewatch_story_webhooks_rejected_total",
+    ]) {
+      expect(text).toContain(`\n${family}{`);
+    }
 
     if (!existsSync("/usr/bin/promtool")) {
       console.warn(
@@ -177,6 +278,12 @@ describe("metrics from events and the database", () => {
         status: 200,
         bytes: 100,
         durationSeconds: 0.2,
+      });
+      emit("story:webhook", {
+        source,
+        outcome: i % 5 ? "accepted" : "rejected",
+        reason: i % 3 ? "" : `weird ${i}`,
+        lagSeconds: null,
       });
     }
     const { body } = await scrape({ database: async () => db });

@@ -28,12 +28,15 @@ import { logger } from "./logger";
  * Two kinds, and which process to scrape for which:
  *
  * - **Own counters** (`ownRegistry`): what happened in THIS process, fed by lib/events.ts
- *   (observations written, fetch attempts, buffer waits and drops, reclaimed leases) plus the
+ *   (observations written, fetch attempts, buffer waits and drops, reclaimed leases, story
+ *   webhook deliveries with their lag, story notifications) plus the
  *   default process metrics. Every process that does work exports them: the web app (which runs
  *   the workers inline on the embedded default) and each `npm run workers -- --metrics-port N`.
  *   Prometheus adds `instance`; sum across instances.
  * - **Database-derived** (`dbRegistry`): queue and dead-letter depth, queue lag, breakers, source
- *   health, collector timestamps, local outage, admin actions. Computed at scrape time (collect())
+ *   health, collector timestamps, local outage, admin actions, and the story-API copy (cursor
+ *   age, stories open/closed, missed webhooks, unlisted events, reloads, refused webhooks, the
+ *   last four read from the totals the consumer keeps). Computed at scrape time (collect())
  *   from the shared database, so they carry no instance-specific values and every process would
  *   export the same numbers. The rule: only the web app's /api/metrics exports them (worker
  *   processes' endpoints never do); with several web replicas, scrape one of them for the
@@ -71,6 +74,33 @@ export const LIMITS = {
 const LAG_BATCH = 20_000;
 const LAG_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 1800, 3600];
 const FETCH_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/**
+ * Webhook lag (receipt minus publication): a healthy sender delivers within a second; its retries
+ * back off over minutes, so the top bucket (10 min) separates "retried" from "lost and found by
+ * the catch-up" (which is counted in wirewatch_story_missed_webhooks_total instead).
+ */
+const STORY_LAG_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+const STORY_WEBHOOK_OUTCOMES = ["accepted", "duplicate", "ignored", "rejected", "failed"];
+/**
+ * Why a webhook delivery was refused (workers/stories/receiveWebhook.ts RejectReason, the values
+ * of story_webhook_rejections.reason), plus the reasons non-refusals carry (replayed_id for a
+ * duplicate, not_recorded for a 5xx) and "none" for an accepted one. Anything else is "other".
+ */
+const STORY_WEBHOOK_REASONS = [
+  "missing_headers",
+  "bad_timestamp",
+  "stale_timestamp",
+  "future_timestamp",
+  "bad_signature",
+  "no_secret",
+  "too_large",
+  "malformed_event",
+  "unknown_source",
+  "replayed_id",
+  "not_recorded",
+  "none",
+];
+const STORY_NOTIFICATION_OUTCOMES = ["sent", "already_claimed", "backfill", "failed"];
 const IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$/;
 
 type Labels = Record<string, string>;
@@ -232,6 +262,33 @@ function subscribeOwn(registers: Registry): () => void {
     registers: registry,
   });
   const stageLabels = new LabelGuard(["stage"], {}, 32, 32);
+  const storyWebhooks = new Counter({
+    name: "wirewatch_story_webhooks_total",
+    help: "Deliveries to the story webhook endpoint by source, outcome (accepted, duplicate, ignored, rejected, failed) and reason.",
+    labelNames: ["source", "outcome", "reason"],
+    registers: registry,
+  });
+  const storyWebhookLabels = new LabelGuard(["source"], {
+    outcome: STORY_WEBHOOK_OUTCOMES,
+    reason: STORY_WEBHOOK_REASONS,
+  });
+  const storyLag = new Histogram({
+    name: "wirewatch_story_webhook_lag_seconds",
+    help: "Webhook receipt minus the story event's publication, for accepted deliveries, by source.",
+    labelNames: ["source"],
+    buckets: STORY_LAG_BUCKETS,
+    registers: registry,
+  });
+  const storyLagLabels = new LabelGuard(["source"]);
+  const storyNotifications = new Counter({
+    name: "wirewatch_story_notifications_total",
+    help: "One-time story notifications by source and outcome (sent, already_claimed, backfill, failed).",
+    labelNames: ["source", "outcome"],
+    registers: registry,
+  });
+  const storyNotificationLabels = new LabelGuard(["source"], {
+    outcome: STORY_NOTIFICATION_OUTCOMES,
+  });
   // The write buffer exists in every worker process: show its series at 0 from the start.
   waits.inc(stageLabels.labels({ stage: "store" }), 0);
   dropped.inc(stageLabels.labels({ stage: "store" }), 0);
@@ -248,6 +305,20 @@ function subscribeOwn(registers: Registry): () => void {
     on("buffer:waited", (e) => waits.inc(stageLabels.labels(e))),
     on("buffer:dropped", (e) => dropped.inc(stageLabels.labels(e), Math.max(0, e.count))),
     on("lease:reclaimed", (e) => reclaimed.inc(stageLabels.labels(e), Math.max(0, e.count))),
+    on("story:webhook", (e) => {
+      // A delivery naming no source still counts: under "unknown", like its rejection row ('').
+      const source = e.source || "unknown";
+      storyWebhooks.inc(storyWebhookLabels.labels({ ...e, source, reason: e.reason || "none" }));
+      if (e.lagSeconds !== null && Number.isFinite(e.lagSeconds)) {
+        // A publication stamped slightly ahead of our clock is a lag of 0, not a negative one.
+        storyLag.observe(storyLagLabels.labels({ source }), Math.max(0, e.lagSeconds));
+      }
+    }),
+    on("story:notification", (e) =>
+      storyNotifications.inc(
+        storyNotificationLabels.labels({ ...e, source: e.source || "unknown" }),
+      ),
+    ),
   ];
   return () => {
     for (const off of offs) off();
@@ -276,6 +347,17 @@ interface Snapshot {
     }[];
   }[];
   actions: { action: string; n: number }[];
+  stories: {
+    id: string;
+    /** Seconds since the last catch-up reached the end (since the source was added if never). */
+    cursorAge: number | null;
+    missed: number;
+    unlisted: number;
+    reloads: number;
+    open: number;
+    closed: number;
+  }[];
+  rejections: { source: string; reason: string; n: number }[];
 }
 
 /** One set of bounded queries per scrape, shared by every database-derived metric's collect(). */
@@ -323,12 +405,34 @@ async function readSnapshot(state: State): Promise<Snapshot | null> {
     const actions = await p.$queryRaw<Snapshot["actions"]>`
       SELECT action, count(*)::int AS n FROM admin_audit WHERE NOT dry_run
       GROUP BY action ORDER BY action LIMIT 50`;
+    // story-api sources (tens at most): their sync row by primary key, their stories counted on
+    // stories_ticker_idx (source_id, ticker, closed), an index-only count. A disabled source's
+    // catch-up does not run, so it has no cursor age to alert on.
+    const stories = await p.$queryRaw<Snapshot["stories"]>`
+      SELECT s.id,
+             CASE WHEN s.enabled
+               THEN extract(epoch FROM now() - coalesce(y.caught_up_at, s.created_at))::float8
+             END AS "cursorAge",
+             coalesce(y.missed_webhooks, 0)::float8 AS missed,
+             coalesce(y.unlisted_events, 0)::float8 AS unlisted,
+             coalesce(y.reloads, 0)::int AS reloads,
+             (SELECT count(*) FROM stories t WHERE t.source_id = s.id AND NOT t.closed)::int AS open,
+             (SELECT count(*) FROM stories t WHERE t.source_id = s.id AND t.closed)::int AS closed
+      FROM sources s LEFT JOIN story_sync y ON y.source_id = s.id
+      WHERE s.kind = 'story-api'
+      ORDER BY s.enabled DESC, s.id LIMIT ${LIMITS.sources}`;
+    // One row per source and reason (a bounded set): the table is its own aggregate.
+    const rejections = await p.$queryRaw<Snapshot["rejections"]>`
+      SELECT source_id AS source, reason, count::float8 AS n FROM story_webhook_rejections
+      ORDER BY source_id, reason LIMIT 1000`;
     return {
       queues,
       breakers: breakers ?? { open: 0, halfOpen: 0 },
       outage: outage?.open ?? 0,
       sources,
       actions,
+      stories,
+      rejections,
     };
   } catch (err) {
     logger().warn({ err }, "metrics: database-derived metrics unavailable for this scrape");
@@ -527,6 +631,87 @@ function defineDbMetrics(registry: Registry, state: State): void {
       for (const a of s?.actions ?? []) this.inc(b.labels({ action: a.action }), a.n);
     },
   });
+
+  // The story-API copy (seed 001). Counters read from the database, like admin actions above:
+  // their values are the totals the consumer keeps, whichever process counted them.
+  const counter = (
+    name: string,
+    help: string,
+    labelNames: string[],
+    fill: (c: Counter, s: Snapshot) => void,
+  ) =>
+    new Counter({
+      name,
+      help,
+      labelNames,
+      registers,
+      async collect() {
+        this.reset();
+        const s = await snapshot(state);
+        if (s) fill(this, s);
+      },
+    });
+  const storySource = () => new LabelGuard(["source"]);
+  gauge(
+    "wirewatch_story_cursor_age_seconds",
+    "Seconds since a story-api source's catch-up last reached the end of the event list (since the source was added if never); enabled sources only.",
+    ["source"],
+    (g, s) => {
+      const b = storySource();
+      for (const r of s.stories)
+        if (r.cursorAge !== null) g.set(b.labels({ source: r.id }), r.cursorAge);
+    },
+  );
+  counter(
+    "wirewatch_story_missed_webhooks_total",
+    "Story events the catch-up found that no webhook had delivered, by source (story_sync).",
+    ["source"],
+    (c, s) => {
+      const b = storySource();
+      for (const r of s.stories) c.inc(b.labels({ source: r.id }), r.missed);
+    },
+  );
+  counter(
+    "wirewatch_story_unlisted_events_total",
+    "Story events a webhook delivered that the catch-up passed without listing, by source (story_sync).",
+    ["source"],
+    (c, s) => {
+      const b = storySource();
+      for (const r of s.stories) c.inc(b.labels({ source: r.id }), r.unlisted);
+    },
+  );
+  counter(
+    "wirewatch_story_reloads_total",
+    "Full reloads of a story-api source's copy (after a 410 or lost webhooks), by source.",
+    ["source"],
+    (c, s) => {
+      const b = storySource();
+      for (const r of s.stories) c.inc(b.labels({ source: r.id }), r.reloads);
+    },
+  );
+  gauge(
+    "wirewatch_stories",
+    "Stories in the copy by source and state (open, or closed: kept so a late event cannot bring it back).",
+    ["source", "state"],
+    (g, s) => {
+      const b = new LabelGuard(["source"], { state: ["open", "closed"] });
+      for (const r of s.stories) {
+        g.set(b.labels({ source: r.id, state: "open" }), r.open);
+        g.set(b.labels({ source: r.id, state: "closed" }), r.closed);
+      }
+    },
+  );
+  counter(
+    "wirewatch_story_webhooks_rejected_total",
+    'Story webhook deliveries refused, by source ("unknown" when none could be told) and reason (story_webhook_rejections).',
+    ["source", "reason"],
+    (c, s) => {
+      const b = new LabelGuard(["source"], { reason: STORY_WEBHOOK_REASONS });
+      for (const r of s.rejections) {
+        c.inc(b.labels({ source: r.source || "unknown", reason: r.reason }), r.n);
+      }
+    },
+  );
 }
 
 export interface ScrapeOptions {

@@ -1,0 +1,93 @@
+import { expect, test } from "@playwright/test";
+import { STORIES } from "./fixtures/stories";
+
+test("the Stories page shows a story-api source's copy, catch-up, webhooks and notifications", async ({
+  page,
+}, testInfo) => {
+  const dialogs: string[] = [];
+  page.on("dialog", (dialog) => {
+    dialogs.push(dialog.message());
+    void dialog.dismiss();
+  });
+  await page.goto("/");
+  await page
+    .getByRole("navigation", { name: "Dashboard" })
+    .getByRole("link", { name: "Stories" })
+    .click();
+  await expect(page).toHaveURL(/\/stories$/);
+  await expect(page.getByRole("heading", { level: 1, name: "Stories" })).toBeVisible();
+  await expect(page.getByRole("link", { name: "Stories" })).toHaveAttribute("aria-current", "page");
+
+  const source = page.getByRole("region", { name: STORIES.name });
+  await expect(source.getByRole("heading", { level: 2, name: STORIES.name })).toBeVisible();
+  await expect(source.locator("[data-health]")).toHaveAttribute("data-health", "caught_up");
+  await expect(source.locator("[data-health]")).toHaveText(/^caught up \d+(\.\d)? (s|min) ago$/);
+  await expect(source).toContainText("snapshot mode · 2 secrets (rotation)");
+
+  // Per ticker: open, closed, and whether its one-time load happened.
+  const tickers = source.getByRole("table");
+  await expect(tickers.getByRole("columnheader")).toHaveText([
+    "Ticker",
+    "Open",
+    "Closed",
+    "Loaded",
+  ]);
+  const acme = tickers.getByRole("row", { name: /^ACME/ });
+  await expect(acme.getByRole("cell")).toHaveText([
+    String(STORIES.open.ACME),
+    String(STORIES.closed.ACME),
+    /ago$/,
+  ]);
+  const brk = tickers.getByRole("row", { name: /^BRK\.B/ });
+  await expect(brk.getByRole("cell")).toHaveText([
+    String(STORIES.open["BRK.B"]),
+    String(STORIES.closed["BRK.B"]),
+    "pending (one-time load)",
+  ]);
+
+  const tile = (name: string) => source.getByRole("region", { name, exact: true });
+  await expect(tile("Stories").getByTestId("value")).toHaveText("4 open");
+  await expect(tile("Stories")).toContainText("3 closed");
+  const webhooks = tile("Webhook deliveries · 24 h");
+  await expect(webhooks.getByTestId("value")).toHaveText(String(STORIES.verified));
+  await expect(webhooks.getByTestId("webhook-split")).toHaveText(
+    `${STORIES.verified - STORIES.replays} first · ${STORIES.replays} replays`,
+  );
+  await expect(webhooks).toContainText(`last hour, ${STORIES.recentEvents} events`);
+  const rejected = tile("Rejected deliveries");
+  await expect(rejected.getByTestId("value")).toHaveText("4");
+  await expect(rejected).toHaveAttribute("data-level", "red");
+  await expect(rejected.locator('[data-reason="bad_signature"]')).toContainText("bad_signature 3");
+  await expect(rejected.locator('[data-reason="stale_timestamp"]')).toContainText(
+    "stale_timestamp 1",
+  );
+  await expect(tile("Missed webhooks").getByTestId("value")).toHaveText(
+    String(STORIES.missedWebhooks),
+  );
+  await expect(tile("Unlisted events").getByTestId("value")).toHaveText(
+    String(STORIES.unlistedEvents),
+  );
+  await expect(tile("Reloads").getByTestId("value")).toHaveText(String(STORIES.reloads));
+  const notifications = tile("Notifications claimed");
+  await expect(notifications.getByTestId("value")).toHaveText(String(STORIES.claimed));
+  await expect(notifications.getByTestId("notification-split")).toHaveText(
+    `${STORIES.sent} sent · ${STORIES.lost} lost`,
+  );
+
+  // A refused delivery that named no source, its hostile detail shown as text.
+  const unattributed = page.getByTestId("unattributed");
+  const unknown = unattributed.locator('tr[data-reason="unknown_source"]');
+  await expect(unknown).toContainText("2");
+  await expect(unknown).toContainText("<script>alert(1)</script> names no source");
+  expect(dialogs).toEqual([]);
+
+  // Secrets are never shown nor sent.
+  await expect(page.locator("main")).not.toContainText("whsec_");
+  const api = await page.request.get("/api/stories");
+  expect(api.status()).toBe(200);
+  expect(await api.text()).not.toContain("whsec_");
+
+  const file = testInfo.outputPath("stories.png");
+  await page.screenshot({ path: file, fullPage: true });
+  await testInfo.attach("stories", { path: file, contentType: "image/png" });
+});
