@@ -15,6 +15,13 @@ const schema = z.object({
    * is configured, so a newcomer sees live data; on: always; off: never.
    */
   WIREWATCH_SIMULATOR: z.enum(["auto", "on", "off"]).default("auto"),
+  /** The port the app listens on (Next sets it; `next start -p` or PORT). */
+  PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
+  /**
+   * Where this app is reachable by the inline simulator's story API, which delivers its signed
+   * webhooks to <WIREWATCH_URL>/api/webhooks/stories. Default http://127.0.0.1:<PORT>.
+   */
+  WIREWATCH_URL: z.string().url().optional(),
   /** Where the simulator listens (inline and `npm run simulator`); 0 picks a free port. */
   SIMULATOR_PORT: z.coerce.number().int().min(0).max(65_535).default(4100),
   /**

@@ -39,6 +39,14 @@ export async function startIngestion(db: Database): Promise<Ingestion> {
       log.warn({ port: settings.SIMULATOR_PORT }, "simulator port in use; taking a free one");
       return startSimulator({ port: 0 });
     });
+    // Its story API delivers signed webhooks to this app, with the secret its source lists.
+    const self = settings.WIREWATCH_URL ?? `http://127.0.0.1:${settings.PORT}`;
+    const storySource = simulator.sources().find((s) => s.kind === "story-api");
+    if (storySource) {
+      simulator.control.stories.addWebhook({
+        url: new URL(`/api/webhooks/stories?source=${storySource.id}`, self).href,
+      });
+    }
     log.info({ url: simulator.url }, "newsroom simulator started (no sources configured)");
   }
   // One sync with everything wanted: file sources that left the file, and the simulator's from a

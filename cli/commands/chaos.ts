@@ -1,4 +1,6 @@
+import { config } from "@/lib/config";
 import { openDatabase } from "@/lib/db";
+import { logger } from "@/lib/logger";
 import { runStoryChaos } from "@/workers/stories/chaos/storyChaos";
 import { UsageError } from "../usage";
 
@@ -37,6 +39,8 @@ export async function run(args: string[]): Promise<number> {
       "chaos stories runs against PostgreSQL: set DATABASE_URL (racing handlers need a real server; the embedded database is one connection)",
     );
   }
+  // Each run logs its reloads and its simulated crashes; the report says what matters.
+  if (config().LOG_LEVEL === "info") logger().level = "error";
   const db = await openDatabase({ url, poolSize: 20 });
   const started = Date.now();
   try {
