@@ -1,4 +1,5 @@
 import type { Database } from "@/lib/db";
+import { syncTickers } from "@/workers/stories/source";
 import type { SourceConfig } from "./sourcesFile";
 
 /**
@@ -43,4 +44,8 @@ export async function syncSources(db: Database, sources: SourceConfig[]): Promis
       data: { enabled: false, updatedAt: new Date() },
     });
   });
+  // A story-api source follows its tickers from now: events published before are history.
+  for (const s of sources) {
+    if (s.kind === "story-api") await syncTickers(db, s.id, s.tickers ?? []);
+  }
 }
