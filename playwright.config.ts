@@ -56,6 +56,8 @@ export default defineConfig({
       WIREWATCH_CONFIG: path.join(dataDir, "no-sources.json"),
       WIREWATCH_SIMULATOR: "on",
       SIMULATOR_PORT: String(simulatorPort),
+      // The simulator's story API delivers its signed webhooks back to this server.
+      WIREWATCH_URL: E2E_BASE_URL,
       // Stage faults for "make a stage fail" (lib/chaos.ts, e2e/fixtures/admin.ts).
       WIREWATCH_CHAOS: "on",
       // Admin actions need a login, so the specs go through /login (e2e/fixtures/admin.ts).

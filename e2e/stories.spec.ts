@@ -1,4 +1,5 @@
 import { expect, test } from "@playwright/test";
+import { simulator } from "./fixtures/simulator";
 import { STORIES } from "./fixtures/stories";
 
 test("the Stories page shows a story-api source's copy, catch-up, webhooks and notifications", async ({
@@ -90,4 +91,61 @@ test("the Stories page shows a story-api source's copy, catch-up, webhooks and n
   const file = testInfo.outputPath("stories.png");
   await page.screenshot({ path: file, fullPage: true });
   await testInfo.attach("stories", { path: file, contentType: "image/png" });
+});
+
+test("the simulator's story API, live: signed webhooks and the catch-up keep the copy equal to the API", async ({
+  page,
+}) => {
+  await simulator.stories.step(40);
+  const { stats } = await simulator.stories.flush();
+  expect(Object.values(stats).reduce((n, s) => n + s.failed, 0)).toBe(0);
+
+  await page.goto("/stories");
+  const source = page.getByRole("region", { name: "Story desk (story API)" });
+  // The desk keeps publishing on its own: compare with a fresh snapshot until they agree.
+  await expect(async () => {
+    const truth = await simulator.stories.snapshot();
+    await page.reload();
+    const rows = source.getByRole("table").getByRole("row");
+    for (const ticker of ["ACME", "GLOBX", "INITECH", "UMBRA"]) {
+      const open = truth.open.filter((s) => s.ticker === ticker).length;
+      await expect(
+        rows
+          .filter({ hasText: new RegExp(`^${ticker}`) })
+          .getByRole("cell")
+          .first(),
+        `${ticker} open`,
+      ).toHaveText(String(open), { timeout: 1_000 });
+    }
+  }).toPass({ timeout: 45_000 });
+  const tile = (name: string) => source.getByRole("region", { name, exact: true });
+  await expect(tile("Rejected deliveries").getByTestId("value")).toHaveText("0");
+  await expect(tile("Webhook deliveries · 24 h").getByTestId("value")).not.toHaveText("0");
+});
+
+test("POST /api/webhooks/stories refuses what it cannot trust, saying why", async ({ request }) => {
+  const event = JSON.stringify({ id: "evt_e2e", type: "story.created" });
+  const now = String(Math.floor(Date.now() / 1000));
+  const forged = await request.post("/api/webhooks/stories?source=story-desk", {
+    data: event,
+    headers: {
+      "content-type": "application/json",
+      "webhook-id": "evt_e2e",
+      "webhook-timestamp": now,
+      "webhook-signature": `v1,${Buffer.alloc(32).toString("base64")}`,
+    },
+  });
+  expect(forged.status()).toBe(401);
+  expect(await forged.json()).toMatchObject({ outcome: "rejected", reason: "bad_signature" });
+
+  const huge = await request.post("/api/webhooks/stories?source=story-desk", {
+    data: "x".repeat(1024 * 1024 + 1),
+    headers: { "content-type": "application/json" },
+  });
+  expect(huge.status()).toBe(413);
+  expect(await huge.json()).toMatchObject({ reason: "too_large" });
+
+  const unsigned = await request.post("/api/webhooks/stories?source=story-desk", { data: event });
+  expect(unsigned.status()).toBe(401);
+  expect(await unsigned.json()).toMatchObject({ reason: "missing_headers" });
 });

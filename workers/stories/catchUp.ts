@@ -8,8 +8,8 @@ import { syncTickers } from "./source";
 import { closeStory, saveStory } from "./writes";
 
 export interface CatchUpOptions {
-  /** An event the catch-up finds is "missed by webhooks" only when published longer ago than
-   *  this, since its webhook may simply still be on its way (default 60 s). */
+  /** An event the catch-up finds is "missed by webhooks" only when published while its ticker
+   *  was followed and longer ago than this, since its webhook may still be on its way (60 s). */
   graceSeconds?: number;
   /** Stop after this many pages (the rest waits for the next run); default: no limit. */
   maxPages?: number;
@@ -156,21 +156,24 @@ async function recordCaughtUp(
   // Every CTE reads the snapshot from before the statement: `before` says what was already counted.
   const [row] = await db.prisma.$queryRaw<{ missed: number }[]>`
     WITH input AS (
-      SELECT DISTINCT ON (id) * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+      -- due: published while its ticker was followed, and longer ago than the grace, so a
+      -- webhook should have come by now. History from before a ticker was followed never is.
+      SELECT DISTINCT ON (i.id) i.*,
+             coalesce(i.at >= t.added_at, false)
+               AND i.at < now() - make_interval(secs => ${graceSeconds}) AS due
+      FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
         AS i(id text, type text, ticker text, at timestamptz)
+      LEFT JOIN story_tickers t ON t.source_id = ${sourceId} AND t.ticker = i.ticker
     ), before AS (
       SELECT event_id, reconciled FROM story_events
       WHERE source_id = ${sourceId} AND event_id IN (SELECT id FROM input)
     ), seen AS (
       INSERT INTO story_events AS e
         (source_id, event_id, type, ticker, published_at, catchup_at, applied_at, reconciled)
-      SELECT ${sourceId}, id, type, ticker, at, now(), now(),
-             at < now() - make_interval(secs => ${graceSeconds})
-      FROM input
+      SELECT ${sourceId}, id, type, ticker, at, now(), now(), due FROM input
       ON CONFLICT (source_id, event_id) DO UPDATE
         SET catchup_at = coalesce(e.catchup_at, now()), applied_at = now(),
-            reconciled = e.reconciled
-              OR (e.webhook_at IS NULL AND e.published_at < now() - make_interval(secs => ${graceSeconds}))
+            reconciled = e.reconciled OR (e.webhook_at IS NULL AND excluded.reconciled)
       RETURNING e.event_id, e.reconciled AND e.webhook_at IS NULL AS missed
     ), counted AS (
       SELECT count(*)::int AS missed FROM seen LEFT JOIN before b USING (event_id)
