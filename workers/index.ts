@@ -11,12 +11,12 @@ import { fetchStage } from "./stages/fetchStage";
 import { FETCH_QUEUE, STREAM_QUEUE, syncFrontier } from "./stages/frontier";
 import { type StoryStageOptions, storyStage } from "./stages/storyStage";
 import { streamStage } from "./stages/streamStage";
-import { STORY_QUEUE } from "./stories/receiveWebhook";
 import {
   createWriteBuffer,
   type WriteBufferOptions,
   type WriteBufferStats,
 } from "./stages/writeBuffer";
+import { STORY_QUEUE } from "./stories/receiveWebhook";
 import type { StreamWatchOptions } from "./watchStream";
 
 export interface WorkerOptions {
