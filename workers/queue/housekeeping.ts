@@ -6,15 +6,19 @@ export const LEASE_EVENTS_KEEP_DAYS = 3;
 /** Failures of jobs that since succeeded; a dead letter's own history is kept with it. */
 export const FAILURES_KEEP_DAYS = 30;
 
+/** Story events (webhook idempotency, reconciliation) outlive the API's 30-day event window. */
+export const STORY_EVENTS_KEEP_DAYS = 45;
+
 /**
  * The queue's periodic upkeep, run by every worker process now and then (each statement is
  * idempotent, so overlapping runs are harmless): dead letters past their TTL are archived, old
- * lease events and the failure history of jobs that no longer exist are trimmed.
+ * lease events, the failure history of jobs that no longer exist, and story events past any
+ * retry or catch-up are trimmed.
  */
 export async function housekeeping(
   db: Database,
   deadLetterTtlDays?: number,
-): Promise<{ archived: number; leaseEvents: number; failures: number }> {
+): Promise<{ archived: number; leaseEvents: number; failures: number; storyEvents: number }> {
   const archived = await archiveExpiredDeadLetters(db, deadLetterTtlDays);
   const leaseEvents = await db.prisma.$executeRaw`
     DELETE FROM lease_events WHERE at < now() - make_interval(days => ${LEASE_EVENTS_KEEP_DAYS})`;
@@ -22,5 +26,8 @@ export async function housekeeping(
     DELETE FROM job_failures f
     WHERE f.failed_at < now() - make_interval(days => ${FAILURES_KEEP_DAYS})
       AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = f.job_id)`;
-  return { archived, leaseEvents, failures };
+  const storyEvents = await db.prisma.$executeRaw`
+    DELETE FROM story_events
+    WHERE published_at < now() - make_interval(days => ${STORY_EVENTS_KEEP_DAYS})`;
+  return { archived, leaseEvents, failures, storyEvents };
 }

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 import type { StoryEvent } from "./events";
 import { receiveWebhook } from "./receiveWebhook";
+import { loadStorySource } from "./source";
 import { SECRET_A, SECRET_B, signedDelivery } from "./testing/signing";
 
 const now = () => Math.floor(Date.now() / 1000);
@@ -44,6 +45,7 @@ describe("POST /api/webhooks/stories: verification and idempotency", () => {
         webhookSecrets: [SECRET_A],
       },
     });
+    await loadStorySource(db, "desk"); // follows ACME from now
   });
   afterAll(() => db?.drop());
 
@@ -186,6 +188,14 @@ describe("POST /api/webhooks/stories: verification and idempotency", () => {
     ).toMatchObject({
       status: 200,
       body: { outcome: "ignored", message: "ticker GLOBX is not followed" },
+    });
+    // History: published before ACME was followed (the ticker's one-time load covers it).
+    const before = signedDelivery(created("evt_h", "ACME", new Date(Date.now() - 3_600_000)), [
+      SECRET_A,
+    ]);
+    expect(await receiveWebhook(db, before)).toMatchObject({
+      status: 200,
+      body: { outcome: "ignored", message: "published before ACME was followed" },
     });
     const mismatch = signedDelivery(created("evt_y"), [SECRET_A], now(), "evt_other");
     expect(await receiveWebhook(db, mismatch)).toMatchObject({

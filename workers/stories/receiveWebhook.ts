@@ -95,7 +95,7 @@ export async function receiveWebhook(
     }
     source = await loadStorySource(db, sourceId);
   } catch (err) {
-    return failed(sourceId, err);
+    return failed("", err); // the source is not known yet: ?source= is the sender's word
   }
   if (!source) {
     return reject(

@@ -6,6 +6,7 @@ import {
   recordRejection,
   WEBHOOK_MAX_BYTES,
 } from "@/workers/stories/receiveWebhook";
+import { storySourceIds } from "@/workers/stories/source";
 
 export const dynamic = "force-dynamic";
 
@@ -20,24 +21,21 @@ export async function POST(request: Request): Promise<Response> {
   const sourceId = new URL(request.url).searchParams.get("source");
   const body = await readCapped(request, WEBHOOK_MAX_BYTES);
   if (body === null) {
-    emit("story:webhook", {
-      source: sourceId ?? "",
-      outcome: "rejected",
-      reason: "too_large",
-      lagSeconds: null,
-    });
     const message = `the body is larger than ${WEBHOOK_MAX_BYTES} bytes`;
-    await getDb()
-      .then((db) =>
-        recordRejection(
-          db,
-          sourceId ?? "",
-          "too_large",
-          request.headers.get("webhook-id"),
-          message,
-        ),
-      )
-      .catch(() => {});
+    // Counted under the source only when it names one that exists: ?source= is the sender's.
+    const db = await getDb().catch(() => null);
+    const known: string[] = db && sourceId ? await storySourceIds(db).catch(() => []) : [];
+    const source = sourceId && known.includes(sourceId) ? sourceId : "";
+    emit("story:webhook", { source, outcome: "rejected", reason: "too_large", lagSeconds: null });
+    if (db) {
+      await recordRejection(
+        db,
+        source,
+        "too_large",
+        request.headers.get("webhook-id"),
+        message,
+      ).catch(() => {});
+    }
     return json({ outcome: "rejected", reason: "too_large", message }, { status: 413 });
   }
   let db: Awaited<ReturnType<typeof getDb>>;
