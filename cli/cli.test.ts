@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testServerUrl } from "@/lib/testing/db";
+import { requireRealPostgres, testServerUrl } from "@/lib/testing/db";
 
 // The CLI's output is a contract that outside checks parse, so it is tested as they use it:
 // a real process, stdout parsed as JSON, exit codes read.
@@ -74,4 +74,41 @@ describe("npm run -s cli", () => {
     expect(down.code).toBe(1);
     expect(down.stderr).toMatch(/cannot reach PostgreSQL at 127\.0\.0\.1:1\/none/);
   });
+});
+
+describe("npm run -s cli -- chaos stories", () => {
+  it("refuses bad options and the embedded database, saying why", async () => {
+    const bad = await cli(["chaos", "stories", "--runs", "x"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--runs takes a whole number/);
+    const embedded = await cli(["chaos", "stories", "--runs", "1"], { DATABASE_URL: "" });
+    expect(embedded.code).toBe(1);
+    expect(embedded.stderr).toMatch(/set DATABASE_URL/);
+  });
+
+  it.skipIf(!testServerUrl())(
+    "--json prints exactly the contract's keys",
+    async () => {
+      const { code, stdout, stderr } = await cli([
+        "chaos",
+        "stories",
+        "--runs",
+        "3",
+        "--seed",
+        "11",
+        "--json",
+      ]);
+      expect(stderr).toBe("");
+      expect(code).toBe(0);
+      const report = JSON.parse(stdout);
+      expect(report).toEqual({
+        runs: 3,
+        mismatches: 0,
+        duplicateNotifications: 0,
+        resurrections: 0,
+        seed: 11,
+      });
+    },
+    120_000,
+  );
 });
