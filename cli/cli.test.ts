@@ -86,7 +86,7 @@ describe("npm run -s cli -- chaos stories", () => {
     expect(embedded.stderr).toMatch(/set DATABASE_URL/);
   });
 
-  it.skipIf(!testServerUrl())(
+  it.skipIf(!requireRealPostgres("chaos stories through the CLI"))(
     "--json prints exactly the contract's keys",
     async () => {
       const { code, stdout, stderr } = await cli([
