@@ -1,19 +1,23 @@
 import { parseArgs } from "node:util";
 import { UsageError } from "../usage";
 
-export const usage = `sim <fault|clear|faults|publish|rate|sources> [--url URL] [--json]
+export const usage = `sim <fault|clear|faults|publish|rate|sources|stories> [--url URL] [--json]
                                   drive a running newsroom simulator (npm run simulator) through
                                   its control API (default --url http://127.0.0.1:4100):
                                     sim fault SOURCE_ID 503 | 429 [RETRY_AFTER_S] | latency MS |
                                       blackhole | reset | malformed | no-validators | lying-etag |
-                                      stall | quiet
+                                      stall | quiet | stale-reads MS
                                     sim clear SOURCE_ID [KIND] | sim clear --all
                                     sim faults
                                     sim publish [--outlet ID] [--title T] [--category C]
                                       [--language en|bn] [--breaking] [--instrument X]…
                                       [--page-lead MS]
                                     sim rate [STORIES_PER_MINUTE]
-                                    sim sources`;
+                                    sim sources
+                                    sim stories step [N] | expire-cursors | webhooks |
+                                      late MIN_MS MAX_MS | duplicate SHARE | drop SHARE |
+                                      clear-faults  (the story API, source story-desk; each
+                                      webhook fault replaces the last)`;
 
 const DEFAULT_URL = "http://127.0.0.1:4100";
 // The simulator answers at once on loopback; 5 s only separates "slow" from "not there at all".
@@ -103,19 +107,86 @@ export async function run(args: string[]): Promise<number> {
       print(JSON.stringify(res, null, 2), res);
       return 0;
     }
+    case "stories":
+      return stories(base, rest, print);
     default:
       throw new UsageError(
         action
           ? `sim has no action "${action}"`
-          : "sim needs an action: fault, clear, faults, publish, rate or sources",
+          : "sim needs an action: fault, clear, faults, publish, rate, sources or stories",
       );
   }
 }
 
+/** The story API's controls: changes now, cursor expiry, webhook endpoints and their faults. */
+async function stories(
+  base: string,
+  args: string[],
+  print: (human: string, json: unknown) => void,
+): Promise<number> {
+  const [what, a, b, ...extra] = args;
+  if (extra.length) throw new UsageError("sim stories: too many arguments");
+  const share = (raw: string | undefined) => {
+    const value = number("share", raw ?? "");
+    if (value > 1) throw new UsageError(`share is from 0 to 1, not ${value}`);
+    return { share: value };
+  };
+  switch (what) {
+    case "step": {
+      const body = await call(base, "POST", "stories/step", {
+        n: a === undefined ? 1 : number("N", a),
+      });
+      const events = body.events as { id: string; type: string; ticker: string }[];
+      print(events.map((e) => `${e.id} ${e.type} ${e.ticker}`).join("\n") || "no events", body);
+      return 0;
+    }
+    case "expire-cursors": {
+      const body = await call(base, "POST", "stories/expire-cursors");
+      print(`every cursor issued so far now answers 410 (epoch ${body.epoch})`, body);
+      return 0;
+    }
+    case "webhooks": {
+      const body = await call(base, "GET", "stories/webhooks");
+      const rows = (body.webhooks as { id: string; url: string }[]).map(
+        (w) => `${w.id} ${w.url} ${JSON.stringify(body.stats?.[w.id] ?? {})}`,
+      );
+      print(rows.length ? rows.join("\n") : "no webhook endpoints", body);
+      return 0;
+    }
+    case "late":
+      if (a === undefined || b === undefined)
+        throw new UsageError("sim stories late MIN_MS MAX_MS");
+      return faults(
+        base,
+        { late: { minMs: number("MIN_MS", a), maxMs: number("MAX_MS", b) } },
+        print,
+      );
+    case "duplicate":
+      return faults(base, { duplicate: share(a) }, print);
+    case "drop":
+      return faults(base, { drop: share(a) }, print);
+    case "clear-faults": {
+      const body = await call(base, "DELETE", "stories/webhook-faults");
+      print("webhook faults cleared", body);
+      return 0;
+    }
+    default:
+      throw new UsageError(
+        "sim stories takes step [N], expire-cursors, webhooks, late, duplicate, drop or clear-faults",
+      );
+  }
+}
+
+async function faults(base: string, body: unknown, print: (h: string, j: unknown) => void) {
+  const answer = await call(base, "POST", "stories/webhook-faults", body);
+  print(`webhook faults: ${JSON.stringify(answer.faults)}`, answer);
+  return 0;
+}
+
 function faultBody(kind: string, arg: string | undefined): Fault {
-  if (kind === "latency") {
-    if (arg === undefined) throw new UsageError("sim fault SOURCE_ID latency needs milliseconds");
-    return { kind, ms: number("latency", arg) };
+  if (kind === "latency" || kind === "stale-reads") {
+    if (arg === undefined) throw new UsageError(`sim fault SOURCE_ID ${kind} needs milliseconds`);
+    return { kind, ms: number(kind, arg) };
   }
   if (kind === "429") {
     return arg === undefined ? { kind } : { kind, retryAfter: number("Retry-After", arg) };
@@ -143,7 +214,7 @@ function publishBody(values: Record<string, string | string[] | boolean | undefi
 }
 
 function describeFault(f: Fault): string {
-  if (f.kind === "latency") return `latency ${f.ms} ms`;
+  if (f.kind === "latency" || f.kind === "stale-reads") return `${f.kind} ${f.ms} ms`;
   if (f.kind === "429") return `429 (Retry-After ${f.retryAfter} s)`;
   return f.kind;
 }
