@@ -28,6 +28,35 @@ beforeAll(async () => {
 afterAll(() => sim.stop());
 
 describe("npm run -s cli -- sim", () => {
+  it("drives the story API: changes, cursor expiry, webhook faults, stale reads", async () => {
+    const before = sim.control.stories.desk.snapshot().seq;
+    const step = await cli("stories", "step", "3", "--url", sim.url, "--json");
+    expect(step.code).toBe(0);
+    expect(JSON.parse(step.stdout).events.length).toBeGreaterThanOrEqual(3);
+    expect(sim.control.stories.desk.snapshot().seq).toBeGreaterThanOrEqual(before + 3);
+
+    const cursor = (await (await fetch(`${sim.url}/stories-api/v1/events?limit=1`)).json())
+      .next_cursor;
+    expect((await cli("stories", "expire-cursors", "--url", sim.url)).code).toBe(0);
+    const expired = await fetch(
+      `${sim.url}/stories-api/v1/events?cursor=${encodeURIComponent(cursor)}`,
+    );
+    expect(expired.status).toBe(410);
+
+    expect(await cli("stories", "drop", "0.5", "--url", sim.url)).toMatchObject({ code: 0 });
+    expect(sim.control.stories.sender.faults()).toMatchObject({ global: { drop: { share: 0.5 } } });
+    expect(await cli("stories", "clear-faults", "--url", sim.url)).toMatchObject({ code: 0 });
+    const bad = await cli("stories", "drop", "2", "--url", sim.url);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/share is from 0 to 1/);
+
+    expect(await cli("fault", "story-desk", "stale-reads", "200", "--url", sim.url)).toMatchObject({
+      code: 0,
+      stdout: "story-desk: stale-reads 200 ms\n",
+    });
+    expect((await cli("clear", "story-desk", "--url", sim.url)).code).toBe(0);
+  });
+
   it("sets, lists and clears faults on a running simulator", async () => {
     const [down, slow] = await Promise.all([
       cli("fault", "wire-page", "503", "--url", sim.url),
