@@ -17,6 +17,7 @@ import {
 } from "@/workers/collectors/health";
 import { FETCH_CODES } from "@/workers/fetcher/classify";
 import { ORIGINS, RESULTS } from "@/workers/store/observation";
+import { REJECT_REASONS } from "@/workers/stories/receiveWebhook";
 import { config } from "./config";
 import type { Database } from "./db";
 import { on } from "./events";
@@ -86,20 +87,7 @@ const STORY_WEBHOOK_OUTCOMES = ["accepted", "duplicate", "ignored", "rejected", 
  * of story_webhook_rejections.reason), plus the reasons non-refusals carry (replayed_id for a
  * duplicate, not_recorded for a 5xx) and "none" for an accepted one. Anything else is "other".
  */
-const STORY_WEBHOOK_REASONS = [
-  "missing_headers",
-  "bad_timestamp",
-  "stale_timestamp",
-  "future_timestamp",
-  "bad_signature",
-  "no_secret",
-  "too_large",
-  "malformed_event",
-  "unknown_source",
-  "replayed_id",
-  "not_recorded",
-  "none",
-];
+const STORY_WEBHOOK_REASONS = [...REJECT_REASONS, "replayed_id", "not_recorded", "none"];
 const STORY_NOTIFICATION_OUTCOMES = ["sent", "already_claimed", "backfill", "failed"];
 const IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$/;
 

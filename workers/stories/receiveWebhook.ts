@@ -14,16 +14,18 @@ export const WEBHOOK_MAX_BYTES = 1024 * 1024;
 export const STORY_QUEUE = "story";
 
 /** Why a delivery was refused: a bounded set (metric label, dashboard, story_webhook_rejections). */
-export type RejectReason =
-  | "missing_headers"
-  | "bad_timestamp"
-  | "stale_timestamp"
-  | "future_timestamp"
-  | "bad_signature"
-  | "no_secret"
-  | "too_large"
-  | "malformed_event"
-  | "unknown_source";
+export const REJECT_REASONS = [
+  "missing_headers",
+  "bad_timestamp",
+  "stale_timestamp",
+  "future_timestamp",
+  "bad_signature",
+  "no_secret",
+  "too_large",
+  "malformed_event",
+  "unknown_source",
+] as const;
+export type RejectReason = (typeof REJECT_REASONS)[number];
 
 export interface WebhookAnswer {
   status: number;
