@@ -1,5 +1,6 @@
 import type { Database } from "@/lib/db";
 import { logger } from "@/lib/logger";
+import { recordContent } from "@/workers/collectors/collectorStatus";
 import type { QueueOptions } from "@/workers/queue/queueWorker";
 import { httpStoryApi, type StoryApi } from "@/workers/stories/api";
 import { applyStoryEvent } from "@/workers/stories/apply";
@@ -53,6 +54,7 @@ export function storyStage(db: Database, options: StoryStageOptions = {}): Queue
         await db.prisma.$executeRaw`
           UPDATE story_events SET applied_at = now()
           WHERE source_id = ${source.id} AND event_id = ${payload.event.id}`;
+        await recordContent(db, source.id, source.collector);
         return;
       }
       try {
@@ -71,6 +73,11 @@ export function storyStage(db: Database, options: StoryStageOptions = {}): Queue
         await db.prisma.$executeRaw`
           UPDATE story_sync SET last_error = ${message}, last_error_at = now()
           WHERE source_id = ${source.id}`;
+        // Source health shows it failing until the API answers again.
+        await db.prisma.sourceState.updateMany({
+          where: { sourceId: source.id },
+          data: { lastErrorAt: new Date(), lastErrorCode: "story_api", lastErrorMessage: message },
+        });
         return {
           reschedule: {
             delaySeconds: Math.min(source.pollIntervalSeconds, 5 * 2 ** Math.min(failures, 8)),

@@ -1,5 +1,6 @@
 import type { Database } from "@/lib/db";
 import { logger } from "@/lib/logger";
+import { recordActivity, recordContent } from "@/workers/collectors/collectorStatus";
 import { CursorExpiredError, type StoryApi } from "./api";
 import { type ApplyContext, applyStoryEvent } from "./apply";
 import { describeIssues, STORY_EVENT_TYPES, type StoryEvent, storyEventSchema } from "./events";
@@ -121,6 +122,12 @@ export async function catchUp(
     source.id,
     new Date(startedAt.getTime() - grace * 1000),
   );
+  // Source health: the API answered (activity); news we had not had by webhook arrived (content).
+  if (result.missed > 0 || result.tickersLoaded.length > 0 || result.reloads > 0) {
+    await recordContent(db, source.id, source.collector);
+  } else {
+    await recordActivity(db, source.id, source.collector, "fetch");
+  }
   return result;
 }
 

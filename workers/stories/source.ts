@@ -15,6 +15,8 @@ export interface StorySource {
   /** Tickers whose current stories have not been loaded yet (added since the last catch-up). */
   unloaded: string[];
   pollIntervalSeconds: number;
+  /** The collector name its activity and content are reported under (source health). */
+  collector: string;
 }
 
 /**
@@ -34,6 +36,7 @@ export async function loadStorySource(db: Database, id: string): Promise<StorySo
     secrets: source.webhookSecrets,
     ...tickers,
     pollIntervalSeconds: source.pollIntervalSeconds,
+    collector: source.collectors[0] ?? "A",
   };
 }
 
