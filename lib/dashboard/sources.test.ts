@@ -116,6 +116,25 @@ describe("admin actions", () => {
     expect(await fetchSourceNow(db, "nope", "tester")).toBeNull();
   });
 
+  it("fetch now on a story-api source makes its catch-up due, not its webhook events", async () => {
+    await db.prisma.source.create({
+      data: { id: "desk", name: "Desk", kind: "story-api", url: "https://api.example/" },
+    });
+    const later = new Date(now.getTime() + 3_600_000);
+    await db.prisma.job.createMany({
+      data: [
+        { queue: "story", key: "catchup:desk", sourceId: "desk", runAt: later },
+        { queue: "story", key: "event:desk/evt_1", sourceId: "desk", runAt: later },
+      ],
+    });
+    const r = await fetchSourceNow(db, "desk", "tester");
+    expect(r).toMatchObject({ affected: 1, message: "1 job(s) due now (poll or catch-up)" });
+    const due = await db.prisma.job.findMany({
+      where: { sourceId: "desk", runAt: { lte: new Date() } },
+    });
+    expect(due.map((j) => j.key)).toEqual(["catchup:desk"]);
+  });
+
   it("pause stops the frontier and survives a sources-file sync; resume brings it back", async () => {
     await db.prisma.job.deleteMany({});
     const file = parseSourcesFile(

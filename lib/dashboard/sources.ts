@@ -388,7 +388,8 @@ async function exists(db: Database, id: string): Promise<boolean> {
 }
 
 /**
- * Makes the source's waiting fetch jobs due now and wakes the fetch consumers. A leased job is
+ * Makes the source's waiting poll (fetch job) or catch-up (story-api) due now and wakes its
+ * consumers. A leased job is
  * already running; the breaker still decides whether the fetch goes out.
  */
 export async function fetchSourceNow(
@@ -400,11 +401,12 @@ export async function fetchSourceNow(
   const [row] = await db.prisma.$queryRaw<{ affected: number; audit_id: string }[]>`
     WITH due AS (
       UPDATE jobs SET run_at = now()
-      WHERE queue = 'fetch' AND source_id = ${id} AND state = 'ready'
-      RETURNING id
+      WHERE source_id = ${id} AND state = 'ready'
+        AND (queue = 'fetch' OR (queue = 'story' AND key LIKE 'catchup:%'))
+      RETURNING id, queue
     ),
     woke AS (
-      SELECT pg_notify(${JOBS_CHANNEL}, 'fetch') FROM (SELECT 1 FROM due LIMIT 1) d
+      SELECT pg_notify(${JOBS_CHANNEL}, d.queue) FROM (SELECT DISTINCT queue FROM due) d
     ),
     audit AS (${audit(actor, SOURCE_AUDIT_ACTIONS.fetchNow, id, Prisma.sql`SELECT count(*) FROM due`)})
     SELECT (SELECT count(*) FROM due)::int AS affected,
@@ -416,8 +418,8 @@ export async function fetchSourceNow(
     auditId: row.audit_id,
     message:
       row.affected > 0
-        ? `${row.affected} fetch job(s) due now`
-        : "no waiting fetch job (running, paused, or not a polled source)",
+        ? `${row.affected} job(s) due now (poll or catch-up)`
+        : "no waiting poll or catch-up (running, paused, or a stream)",
   };
 }
 
