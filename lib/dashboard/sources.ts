@@ -389,8 +389,7 @@ async function exists(db: Database, id: string): Promise<boolean> {
 
 /**
  * Makes the source's waiting poll (fetch job) or catch-up (story-api) due now and wakes its
- * consumers. A leased job is
- * already running; the breaker still decides whether the fetch goes out.
+ * consumers. A leased job is already running; the breaker still decides whether a fetch goes out.
  */
 export async function fetchSourceNow(
   db: Database,
