@@ -140,17 +140,21 @@ describe("catch-up, reload and tickers (seed 001)", () => {
     desk.expireCursors();
     // During the reload's listing, more happens and is delivered as webhooks at once.
     let changes = 0;
+    const webhooks: Promise<unknown>[] = [];
     const api = deskApi(desk, {
       onList: () => {
         if (changes++ < 3) {
-          for (const e of desk.step())
-            void applyStoryEvent({ db, source: ctxSource, api, send }, e as StoryEvent);
+          for (const e of desk.step()) {
+            webhooks.push(applyStoryEvent({ db, source: ctxSource, api, send }, e as StoryEvent));
+          }
         }
       },
     });
     const ctx = await context(api);
     const ctxSource = ctx.source;
     const result = await catchUp(ctx, { graceSeconds: 0 });
+    await Promise.all(webhooks);
+    expect(webhooks.length).toBeGreaterThan(0);
     expect(result.reloads).toBe(1);
     expect(await openCopy()).toEqual(openTruth(["ACME", "GLOBX"]));
     // The replay from the start of the window saw the became_strong event again: no second send.

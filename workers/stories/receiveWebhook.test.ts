@@ -7,6 +7,15 @@ import { loadStorySource } from "./source";
 import { SECRET_A, SECRET_B, signedDelivery } from "./testing/signing";
 
 const now = () => Math.floor(Date.now() / 1000);
+/**
+ * Timestamps are whole seconds: signing at the end of one second and verifying in the next moves
+ * the skew by one. Starting early in a second keeps ±301 and ±299 what they say.
+ */
+async function earlyInASecond(): Promise<number> {
+  const ms = Date.now() % 1000;
+  if (ms > 500) await new Promise((r) => setTimeout(r, 1005 - ms));
+  return now();
+}
 
 function created(id: string, ticker = "ACME", at = new Date()): StoryEvent {
   const iso = at.toISOString();
@@ -89,12 +98,15 @@ describe("POST /api/webhooks/stories: verification and idempotency", () => {
       body: { reason: "bad_signature" },
     });
 
-    const old = await receiveWebhook(db, signedDelivery(created("evt_o"), [SECRET_A], now() - 301));
+    const old = await receiveWebhook(
+      db,
+      signedDelivery(created("evt_o"), [SECRET_A], (await earlyInASecond()) - 301),
+    );
     expect(old).toMatchObject({ status: 401, body: { reason: "stale_timestamp" } });
     expect(old.body.message).toMatch(/30[12] s old \(tolerance 300 s\)/);
     const future = await receiveWebhook(
       db,
-      signedDelivery(created("evt_n"), [SECRET_A], now() + 301),
+      signedDelivery(created("evt_n"), [SECRET_A], (await earlyInASecond()) + 301),
     );
     expect(future).toMatchObject({ status: 401, body: { reason: "future_timestamp" } });
 
@@ -133,7 +145,7 @@ describe("POST /api/webhooks/stories: verification and idempotency", () => {
     ] as const) {
       const answer = await receiveWebhook(
         db,
-        signedDelivery(created(id), [SECRET_A], now() + skew),
+        signedDelivery(created(id), [SECRET_A], (await earlyInASecond()) + skew),
       );
       expect(answer, `skew ${skew}`).toMatchObject({ status: 200, body: { outcome: "accepted" } });
     }
