@@ -214,6 +214,20 @@ describe("catch-up, reload and tickers (seed 001)", () => {
     expect(sync).toMatchObject({ missedWebhooks: BigInt(events.length - 1), unlistedEvents: 1n });
   });
 
+  it("an event the catch-up found early is counted as missed once its webhook is overdue", async () => {
+    await addSource(["ACME", "GLOBX"]);
+    await catchUp(await context(deskApi(desk)), { graceSeconds: 1 });
+    const events = [...desk.step(), ...desk.step()];
+    // Found within the grace: its webhook may still come, so not missed yet.
+    expect((await catchUp(await context(deskApi(desk)), { graceSeconds: 1 })).missed).toBe(0);
+    await new Promise((r) => setTimeout(r, 1_100));
+    // Overdue now, and no webhook came: missed, once.
+    expect((await catchUp(await context(deskApi(desk)), { graceSeconds: 1 })).missed).toBe(
+      events.length,
+    );
+    expect((await catchUp(await context(deskApi(desk)), { graceSeconds: 1 })).missed).toBe(0);
+  });
+
   it("a bad event on a page is recorded and passed over, not retried for ever", async () => {
     await addSource(["ACME"]);
     const api: StoryApi = {

@@ -108,7 +108,7 @@ export async function catchUp(
       applied.push(event.value);
     }
     result.events += applied.length;
-    result.missed += await recordCaughtUp(db, source.id, applied, grace);
+    await recordCaughtUp(db, source.id, applied);
     cursor = page.next_cursor;
     await db.prisma.$executeRaw`
       UPDATE story_sync SET cursor = ${cursor}, cursor_saved_at = now(),
@@ -117,10 +117,9 @@ export async function catchUp(
       WHERE source_id = ${source.id}`;
     if (!page.has_more) break;
   }
-  result.unlisted = await countUnlisted(
-    db,
-    source.id,
-    new Date(startedAt.getTime() - grace * 1000),
+  Object.assign(
+    result,
+    await reconcile(db, source.id, grace, new Date(startedAt.getTime() - grace * 1000)),
   );
   // Source health: the API answered (activity); news we had not had by webhook arrived (content).
   if (result.missed > 0 || result.tickersLoaded.length > 0 || result.reloads > 0) {
@@ -148,68 +147,66 @@ function parseCatchUpEvent(
     : { ok: false, message: describeIssues(parsed.error) };
 }
 
-/**
- * Marks a page's events as seen by the catch-up and applied, in one statement; returns how many
- * had not come by webhook although published longer ago than the grace (each counted once).
- */
-async function recordCaughtUp(
-  db: Database,
-  sourceId: string,
-  events: StoryEvent[],
-  graceSeconds: number,
-): Promise<number> {
-  if (events.length === 0) return 0;
+/** Marks a page's events as seen by the catch-up and applied, in one statement. */
+async function recordCaughtUp(db: Database, sourceId: string, events: StoryEvent[]): Promise<void> {
+  if (events.length === 0) return;
   const rows = events.map((e) => ({ id: e.id, type: e.type, ticker: e.ticker, at: e.created_at }));
-  // Every CTE reads the snapshot from before the statement: `before` says what was already counted.
-  const [row] = await db.prisma.$queryRaw<{ missed: number }[]>`
-    WITH input AS (
-      -- due: published while its ticker was followed, and longer ago than the grace, so a
-      -- webhook should have come by now. History from before a ticker was followed never is.
-      SELECT DISTINCT ON (i.id) i.*,
-             coalesce(i.at >= t.added_at, false)
-               AND i.at < now() - make_interval(secs => ${graceSeconds}) AS due
-      FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-        AS i(id text, type text, ticker text, at timestamptz)
-      LEFT JOIN story_tickers t ON t.source_id = ${sourceId} AND t.ticker = i.ticker
-    ), before AS (
-      SELECT event_id, reconciled FROM story_events
-      WHERE source_id = ${sourceId} AND event_id IN (SELECT id FROM input)
-    ), seen AS (
-      INSERT INTO story_events AS e
-        (source_id, event_id, type, ticker, published_at, catchup_at, applied_at, reconciled)
-      SELECT ${sourceId}, id, type, ticker, at, now(), now(), due FROM input
-      ON CONFLICT (source_id, event_id) DO UPDATE
-        SET catchup_at = coalesce(e.catchup_at, now()), applied_at = now(),
-            reconciled = e.reconciled OR (e.webhook_at IS NULL AND excluded.reconciled)
-      RETURNING e.event_id, e.reconciled AND e.webhook_at IS NULL AS missed
-    ), counted AS (
-      SELECT count(*)::int AS missed FROM seen LEFT JOIN before b USING (event_id)
-      WHERE seen.missed AND NOT coalesce(b.reconciled, false)
-    ), bumped AS (
-      UPDATE story_sync SET missed_webhooks = missed_webhooks + (SELECT missed FROM counted)
-      WHERE source_id = ${sourceId} AND (SELECT missed FROM counted) > 0
-    )
-    SELECT missed FROM counted`;
-  return row?.missed ?? 0;
+  await db.prisma.$executeRaw`
+    INSERT INTO story_events AS e
+      (source_id, event_id, type, ticker, published_at, catchup_at, applied_at)
+    SELECT DISTINCT ON (id) ${sourceId}, id, type, ticker, at, now(), now()
+    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+      AS i(id text, type text, ticker text, at timestamptz)
+    ON CONFLICT (source_id, event_id) DO UPDATE
+      SET catchup_at = coalesce(e.catchup_at, now()), applied_at = now()`;
 }
 
 /**
- * The reverse reconciliation, after a catch-up reached the end: events a webhook delivered,
- * published before the catch-up began (less the grace), that no catch-up ever listed.
+ * Reconciliation, after a catch-up reached the end, in one statement over the events not yet
+ * settled (a partial index keeps that set small). Each event is settled once:
+ * - missed: the catch-up has it, no webhook brought it although it was published while its
+ *   ticker was followed, longer ago than the grace (its webhook may still be on its way);
+ * - unlisted: a webhook brought it, published before this catch-up began (less the grace), and no
+ *   catch-up listed it;
+ * - settled without counting: seen both ways, or history from before its ticker was followed.
  */
-async function countUnlisted(db: Database, sourceId: string, before: Date): Promise<number> {
-  const [row] = await db.prisma.$queryRaw<{ n: number }[]>`
-    WITH marked AS (
-      UPDATE story_events SET reconciled = true
-      WHERE source_id = ${sourceId} AND catchup_at IS NULL AND webhook_at IS NOT NULL
-        AND NOT reconciled AND published_at < ${before}
-      RETURNING 1
-    ), counted AS (SELECT count(*)::int AS n FROM marked), bumped AS (
-      UPDATE story_sync SET unlisted_events = unlisted_events + (SELECT n FROM counted)
-      WHERE source_id = ${sourceId} AND (SELECT n FROM counted) > 0
+async function reconcile(
+  db: Database,
+  sourceId: string,
+  graceSeconds: number,
+  listedBefore: Date,
+): Promise<{ missed: number; unlisted: number }> {
+  const [row] = await db.prisma.$queryRaw<{ missed: number; unlisted: number }[]>`
+    WITH judged AS (
+      SELECT e.event_id,
+             CASE
+               WHEN e.webhook_at IS NOT NULL AND e.catchup_at IS NOT NULL THEN 'both'
+               WHEN e.webhook_at IS NULL AND (t.added_at IS NULL OR e.published_at < t.added_at)
+                 THEN 'history'
+               WHEN e.webhook_at IS NULL
+                    AND e.published_at < now() - make_interval(secs => ${graceSeconds}) THEN 'missed'
+               WHEN e.catchup_at IS NULL AND e.published_at < ${listedBefore} THEN 'unlisted'
+             END AS verdict
+      FROM story_events e
+      LEFT JOIN story_tickers t ON t.source_id = e.source_id AND t.ticker = e.ticker
+      WHERE e.source_id = ${sourceId} AND NOT e.reconciled
+    ), settled AS (
+      UPDATE story_events e SET reconciled = true
+      FROM judged j
+      WHERE e.source_id = ${sourceId} AND e.event_id = j.event_id AND j.verdict IS NOT NULL
+      RETURNING j.verdict
+    ), counted AS (
+      SELECT (count(*) FILTER (WHERE verdict = 'missed'))::int AS missed,
+             (count(*) FILTER (WHERE verdict = 'unlisted'))::int AS unlisted
+      FROM settled
+    ), bumped AS (
+      UPDATE story_sync
+      SET missed_webhooks = missed_webhooks + (SELECT missed FROM counted),
+          unlisted_events = unlisted_events + (SELECT unlisted FROM counted)
+      WHERE source_id = ${sourceId}
     )
-    SELECT n FROM counted`;
-  return row?.n ?? 0;
+    SELECT missed, unlisted FROM counted`;
+  return { missed: row?.missed ?? 0, unlisted: row?.unlisted ?? 0 };
 }
 
 /** A ticker's current stories, loaded once after it is added (events keep them up to date). */

@@ -90,13 +90,16 @@ CREATE TABLE "story_events" (
     "webhook_deliveries" INTEGER NOT NULL DEFAULT 0,
     "catchup_at" TIMESTAMPTZ(6),
     "applied_at" TIMESTAMPTZ(6),
-    -- Counted once by reconciliation (missed by webhooks, or not listed by the catch-up).
+    -- Judged once by reconciliation (missed by webhooks, not listed by the catch-up, or neither).
     "reconciled" BOOLEAN NOT NULL DEFAULT false,
 
     CONSTRAINT "story_events_pkey" PRIMARY KEY ("source_id", "event_id"),
     CONSTRAINT "story_events_source_fkey" FOREIGN KEY ("source_id") REFERENCES "sources"("id") ON DELETE CASCADE
 );
 CREATE INDEX "story_events_published_idx" ON "story_events" ("source_id", "published_at");
+-- What reconciliation still has to judge: recent events only, so its pass stays small.
+CREATE INDEX "story_events_unreconciled_idx" ON "story_events" ("source_id", "published_at")
+    WHERE NOT "reconciled";
 
 -- Webhook deliveries refused, by reason (bad signature, stale timestamp, too large, …), so the
 -- dashboard can say why. Not tied to a source row: a forged delivery may name none.
