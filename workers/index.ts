@@ -16,7 +16,7 @@ import {
   type WriteBufferOptions,
   type WriteBufferStats,
 } from "./stages/writeBuffer";
-import { STORY_QUEUE } from "./stories/receiveWebhook";
+import { STORY_QUEUE } from "./stories/queue";
 import type { StreamWatchOptions } from "./watchStream";
 
 export interface WorkerOptions {

@@ -15,6 +15,8 @@ export const usage = `sim <fault|clear|faults|publish|rate|sources|stories> [--u
                                     sim rate [STORIES_PER_MINUTE]
                                     sim sources
                                     sim stories step [N] | expire-cursors | webhooks |
+                                      webhook URL [SECRET] (deliver to URL; default: the
+                                      secret sim sources lists) |
                                       late MIN_MS MAX_MS | duplicate SHARE | drop SHARE |
                                       clear-faults  (the story API, source story-desk; each
                                       webhook fault replaces the last)`;
@@ -145,6 +147,15 @@ async function stories(
       print(`every cursor issued so far now answers 410 (epoch ${body.epoch})`, body);
       return 0;
     }
+    case "webhook": {
+      if (a === undefined) throw new UsageError("sim stories webhook URL [SECRET]");
+      const body = await call(base, "POST", "stories/webhooks", {
+        url: a,
+        ...(b === undefined ? {} : { secrets: [b] }),
+      });
+      print(`delivering to ${a} as ${body.id}`, body);
+      return 0;
+    }
     case "webhooks": {
       const body = await call(base, "GET", "stories/webhooks");
       const rows = (body.webhooks as { id: string; url: string }[]).map(
@@ -172,7 +183,7 @@ async function stories(
     }
     default:
       throw new UsageError(
-        "sim stories takes step [N], expire-cursors, webhooks, late, duplicate, drop or clear-faults",
+        "sim stories takes step [N], expire-cursors, webhook URL, webhooks, late, duplicate, drop or clear-faults",
       );
   }
 }

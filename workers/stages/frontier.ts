@@ -2,8 +2,7 @@ import type { Database } from "@/lib/db";
 import { toSourceRef } from "@/workers/collectors/sourceRef";
 import { enqueue, type JobInput } from "@/workers/queue/enqueue";
 import { hostOf } from "@/workers/queue/jobError";
-import { STORY_QUEUE } from "@/workers/stories/receiveWebhook";
-import { catchUpKey } from "./storyStage";
+import { catchUpKey, STORY_QUEUE } from "@/workers/stories/queue";
 
 /** The stage queues ingestion runs on (the spec's fetch → parse/clean → store, seed 002). */
 export const FETCH_QUEUE = "fetch";

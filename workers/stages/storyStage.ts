@@ -26,8 +26,6 @@ export interface StoryStageOptions {
   graceSeconds?: number;
 }
 
-export const catchUpKey = (sourceId: string) => `catchup:${sourceId}`;
-
 /**
  * The `story` queue: webhook events recorded by POST /api/webhooks/stories, applied off the
  * request (several at once: the writes are safe under racing handlers), and one recurring

@@ -178,6 +178,25 @@ describe("catch-up, reload and tickers (seed 001)", () => {
     expect(again.tickersLoaded).toEqual([]);
   });
 
+  it("a ticker added makes the source's catch-up due now, so its stories load at once", async () => {
+    await addSource(["ACME"]);
+    await loadStorySource(db, "desk");
+    const later = new Date(Date.now() + 3_600_000);
+    await db.prisma.job.deleteMany({ where: { queue: "story" } });
+    await db.prisma.job.create({
+      data: { queue: "story", key: "catchup:desk", sourceId: "desk", runAt: later },
+    });
+    await loadStorySource(db, "desk"); // nothing new: stays where it was
+    expect(
+      (await db.prisma.job.findFirstOrThrow({ where: { key: "catchup:desk" } })).runAt,
+    ).toEqual(later);
+    await db.prisma.source.update({ where: { id: "desk" }, data: { tickers: ["ACME", "GLOBX"] } });
+    await loadStorySource(db, "desk");
+    const job = await db.prisma.job.findFirstOrThrow({ where: { key: "catchup:desk" } });
+    expect(job.runAt.getTime()).toBeLessThanOrEqual(Date.now());
+    await db.prisma.job.deleteMany({ where: { queue: "story" } });
+  });
+
   it("counts events the catch-up found that no webhook delivered, and the reverse", async () => {
     await addSource(["ACME", "GLOBX"]);
     await catchUp(await context(deskApi(desk)), { graceSeconds: 0 });

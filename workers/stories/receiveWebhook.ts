@@ -5,13 +5,11 @@ import { emit } from "@/lib/events";
 import { logger } from "@/lib/logger";
 import { JOBS_CHANNEL } from "@/workers/queue/enqueue";
 import { describeIssues, STORY_EVENT_TYPES, type StoryEvent, storyEventSchema } from "./events";
+import { STORY_QUEUE } from "./queue";
 import { loadStorySource, type StorySource, storySourceIds } from "./source";
 
 /** Larger bodies are refused with 413 before they are read in full (RELIABILITY: webhooks). */
 export const WEBHOOK_MAX_BYTES = 1024 * 1024;
-
-/** The queue webhook events are applied from, off the request (answer fast, work async). */
-export const STORY_QUEUE = "story";
 
 /** Why a delivery was refused: a bounded set (metric label, dashboard, story_webhook_rejections). */
 export const REJECT_REASONS = [

@@ -1,4 +1,6 @@
 import type { Database } from "@/lib/db";
+import { JOBS_CHANNEL } from "@/workers/queue/enqueue";
+import { catchUpKey, STORY_QUEUE } from "./queue";
 
 export type StoryMode = "snapshot" | "fetch";
 
@@ -64,14 +66,24 @@ export async function syncTickers(
     (await db.prisma.source.findUnique({ where: { id: sourceId }, select: { tickers: true } }))
       ?.tickers ??
     [];
-  await db.prisma.$executeRaw`
+  // A ticker added makes the source's catch-up due now, so its stories are loaded at once.
+  await db.prisma.$queryRaw`
     WITH gone AS (
       DELETE FROM story_tickers
       WHERE source_id = ${sourceId} AND NOT (ticker = ANY(${wanted}::text[]))
+    ), added AS (
+      INSERT INTO story_tickers (source_id, ticker)
+      SELECT ${sourceId}, t FROM unnest(${wanted}::text[]) AS t
+      ON CONFLICT DO NOTHING
+      RETURNING ticker
+    ), due AS (
+      UPDATE jobs SET run_at = now()
+      WHERE queue = ${STORY_QUEUE} AND key = ${catchUpKey(sourceId)} AND state = 'ready'
+        AND run_at > now() AND EXISTS (SELECT 1 FROM added)
+      RETURNING id
     )
-    INSERT INTO story_tickers (source_id, ticker)
-    SELECT ${sourceId}, t FROM unnest(${wanted}::text[]) AS t
-    ON CONFLICT DO NOTHING`;
+    SELECT (SELECT count(*) FROM added)::int AS added,
+           (SELECT count(*) FROM (SELECT pg_notify(${JOBS_CHANNEL}, ${STORY_QUEUE}) FROM due) n)::int AS woke`;
   const rows = await db.prisma.storyTicker.findMany({ where: { sourceId } });
   return {
     tickers: new Map(rows.map((r) => [r.ticker, r.addedAt])),
