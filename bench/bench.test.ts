@@ -154,3 +154,31 @@ describe.skipIf(!requireRealPostgres("the dashboard bench (it measures PostgreSQ
     }, 600_000);
   },
 );
+
+describe("npm run -s bench -- stories --json", () => {
+  it("prints one JSON line with receipt and apply rates, their baselines and ratios", async () => {
+    const { stdout } = await run(
+      "npm",
+      ["run", "-s", "bench", "--", "stories", "--events", "200", "--json"],
+      { env: { ...process.env, DATABASE_URL: testServerUrl() ?? "", LOG_LEVEL: "silent" } },
+    );
+    const lines = stdout.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    const result = JSON.parse(lines[0] as string);
+    expect(Object.keys(result).sort()).toEqual(
+      [
+        "applyBaselinePerSec",
+        "applyPerSec",
+        "applyRatio",
+        "receiptBaselinePerSec",
+        "receiptP50Ms",
+        "receiptP99Ms",
+        "receiptPerSec",
+        "receiptRatio",
+      ].sort(),
+    );
+    expect(result.receiptPerSec).toBeGreaterThan(0);
+    expect(result.applyPerSec).toBeGreaterThan(0);
+    expect(result.receiptP99Ms).toBeGreaterThanOrEqual(result.receiptP50Ms);
+  }, 120_000);
+});

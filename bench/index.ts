@@ -18,6 +18,11 @@ const BENCHMARKS: Record<string, Benchmark> = {
     describe: "every dashboard API's p50/p95 over HTTP on 1M news and 5M audit rows",
     load: () => import("./dashboard"),
   },
+  stories: {
+    describe:
+      "story webhooks received and applied, against a bare idempotent insert and direct writes",
+    load: () => import("./stories"),
+  },
   queue: {
     describe: "the Postgres job queue's worker processes against a raw SKIP LOCKED loop",
     load: () => import("./queue"),

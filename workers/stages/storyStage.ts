@@ -7,7 +7,7 @@ import { applyStoryEvent } from "@/workers/stories/apply";
 import { catchUp } from "@/workers/stories/catchUp";
 import type { Sender } from "@/workers/stories/notify";
 import type { StoryEventJob } from "@/workers/stories/receiveWebhook";
-import { loadStorySource, type StorySource } from "@/workers/stories/source";
+import { cachedStorySource, loadStorySource, type StorySource } from "@/workers/stories/source";
 
 /** The recurring catch-up job of a story-api source (one per source, keyed "catchup:<id>"). */
 export interface CatchUpJob {
@@ -38,13 +38,17 @@ export function storyStage(db: Database, options: StoryStageOptions = {}): Queue
   const apiFor =
     options.api ??
     ((source: StorySource) => httpStoryApi(source.url, { allowPrivate: source.allowPrivate }));
+  const contentRecordedAt = new Map<string, number>();
   return {
     concurrency: options.concurrency ?? 8,
     leaseSeconds: 60,
     retry: { baseDelaySeconds: 2, maxDelaySeconds: 5 * 60 },
     handler: async (job) => {
       const payload = job.payload as unknown as StoryEventJob | CatchUpJob;
-      const source = await loadStorySource(db, payload.sourceId);
+      const source =
+        payload.kind === "event"
+          ? await cachedStorySource(db, payload.sourceId)
+          : await loadStorySource(db, payload.sourceId);
       if (!source) return; // removed or switched off: the job ends here
       const ctx = { db, source, api: apiFor(source), send: options.send };
       if (payload.kind === "event") {
@@ -52,7 +56,12 @@ export function storyStage(db: Database, options: StoryStageOptions = {}): Queue
         await db.prisma.$executeRaw`
           UPDATE story_events SET applied_at = now()
           WHERE source_id = ${source.id} AND event_id = ${payload.event.id}`;
-        await recordContent(db, source.id, source.collector);
+        // Content arrival for source health: once a second is plenty, and 8 handlers updating
+        // one collector_status row per event would queue on its lock.
+        if (Date.now() - (contentRecordedAt.get(source.id) ?? 0) >= 1_000) {
+          contentRecordedAt.set(source.id, Date.now());
+          await recordContent(db, source.id, source.collector);
+        }
         return;
       }
       try {

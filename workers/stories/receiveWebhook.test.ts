@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 import type { StoryEvent } from "./events";
 import { receiveWebhook } from "./receiveWebhook";
-import { loadStorySource } from "./source";
+import { forgetCachedStorySources, loadStorySource } from "./source";
 import { SECRET_A, SECRET_B, signedDelivery } from "./testing/signing";
 
 const now = () => Math.floor(Date.now() / 1000);
@@ -156,6 +156,7 @@ describe("POST /api/webhooks/stories: verification and idempotency", () => {
       where: { id: "desk" },
       data: { webhookSecrets: [SECRET_A, SECRET_B] },
     });
+    forgetCachedStorySources(db);
     expect(await receiveWebhook(db, signedDelivery(created("evt_r1"), [SECRET_B]))).toMatchObject({
       status: 200,
     });
@@ -166,10 +167,12 @@ describe("POST /api/webhooks/stories: verification and idempotency", () => {
       status: 200,
     });
     await db.prisma.source.update({ where: { id: "desk" }, data: { webhookSecrets: [SECRET_B] } });
+    forgetCachedStorySources(db);
     expect(await receiveWebhook(db, signedDelivery(created("evt_r3"), [SECRET_A]))).toMatchObject({
       status: 401,
     });
     await db.prisma.source.update({ where: { id: "desk" }, data: { webhookSecrets: [SECRET_A] } });
+    forgetCachedStorySources(db);
   });
 
   it("answers malformed events, unknown types, unfollowed tickers and unknown sources clearly", async () => {

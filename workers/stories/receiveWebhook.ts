@@ -6,7 +6,7 @@ import { logger } from "@/lib/logger";
 import { JOBS_CHANNEL } from "@/workers/queue/enqueue";
 import { describeIssues, STORY_EVENT_TYPES, type StoryEvent, storyEventSchema } from "./events";
 import { STORY_QUEUE } from "./queue";
-import { loadStorySource, type StorySource, storySourceIds } from "./source";
+import { cachedStorySource, type StorySource, storySourceIds } from "./source";
 
 /** Larger bodies are refused with 413 before they are read in full (RELIABILITY: webhooks). */
 export const WEBHOOK_MAX_BYTES = 1024 * 1024;
@@ -93,7 +93,7 @@ export async function receiveWebhook(
       }
       sourceId = ids[0] as string;
     }
-    source = await loadStorySource(db, sourceId);
+    source = await cachedStorySource(db, sourceId);
   } catch (err) {
     return failed("", err); // the source is not known yet: ?source= is the sender's word
   }

@@ -42,6 +42,42 @@ export async function loadStorySource(db: Database, id: string): Promise<StorySo
   };
 }
 
+const cache = new WeakMap<
+  Database,
+  Map<string, { at: number; source: Promise<StorySource | null> }>
+>();
+
+/**
+ * loadStorySource, remembered for `ttlMs` per process: the webhook path and the story stage read
+ * a source for every event, and three statements each time would be most of their cost. A secret
+ * rotated or a ticker added is seen within the TTL (a webhook refused or ignored meanwhile is
+ * retried by the sender or found by the catch-up, which always reads afresh).
+ */
+export function cachedStorySource(
+  db: Database,
+  id: string,
+  ttlMs = 1_000,
+): Promise<StorySource | null> {
+  let byId = cache.get(db);
+  if (!byId) {
+    byId = new Map();
+    cache.set(db, byId);
+  }
+  const hit = byId.get(id);
+  const now = Date.now();
+  if (hit && now - hit.at < ttlMs) return hit.source;
+  const source = loadStorySource(db, id);
+  byId.set(id, { at: now, source });
+  // A failed read is not remembered: the next call tries again.
+  source.catch(() => byId.delete(id));
+  return source;
+}
+
+/** Forgets what cachedStorySource remembers (after editing a source in-process, and in tests). */
+export function forgetCachedStorySources(db: Database): void {
+  cache.delete(db);
+}
+
 /** The enabled story-api sources' ids. */
 export async function storySourceIds(db: Database): Promise<string[]> {
   const rows = await db.prisma.source.findMany({
