@@ -87,7 +87,7 @@ const STORY_WEBHOOK_OUTCOMES = ["accepted", "duplicate", "ignored", "rejected", 
  * of story_webhook_rejections.reason), plus the reasons non-refusals carry (replayed_id for a
  * duplicate, not_recorded for a 5xx) and "none" for an accepted one. Anything else is "other".
  */
-const STORY_WEBHOOK_REASONS = [...REJECT_REASONS, "replayed_id", "not_recorded", "none"];
+const STORY_WEBHOOK_REASONS = [...REJECT_REASONS, "replayed_id", "not_recorded", "paused", "none"];
 const STORY_NOTIFICATION_OUTCOMES = ["sent", "already_claimed", "backfill", "failed"];
 const IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$/;
 

@@ -133,6 +133,11 @@ describe("admin actions", () => {
       where: { sourceId: "desk", runAt: { lte: new Date() } },
     });
     expect(due.map((j) => j.key)).toEqual(["catchup:desk"]);
+    // Paused, it has no catch-up waiting; its queued webhook events stay to be applied.
+    await pauseSource(db, "desk", "tester");
+    const left = await db.prisma.job.findMany({ where: { sourceId: "desk" } });
+    expect(left.map((j) => j.key)).toEqual(["event:desk/evt_1"]);
+    expect((await syncFrontier(db)).story).not.toContain("catchup:desk");
   });
 
   it("pause stops the frontier and survives a sources-file sync; resume brings it back", async () => {

@@ -446,7 +446,8 @@ export async function pauseSource(
     ),
     dropped AS (
       DELETE FROM jobs
-      WHERE source_id = ${id} AND queue IN ('fetch', 'stream') AND state = 'ready'
+      WHERE source_id = ${id} AND state = 'ready'
+        AND (queue IN ('fetch', 'stream') OR (queue = 'story' AND key LIKE 'catchup:%'))
       RETURNING id
     ),
     audit AS (${audit(actor, SOURCE_AUDIT_ACTIONS.pause, id, Prisma.sql`SELECT count(*) FROM paused`)})

@@ -62,7 +62,12 @@ export async function syncFrontier(
   }
   // The story queue also holds webhook events: only catch-up jobs of sources gone are deleted.
   const stories = await db.prisma.source.findMany({
-    where: { enabled: true, kind: "story-api", url: { not: null } },
+    where: {
+      enabled: true,
+      kind: "story-api",
+      url: { not: null },
+      OR: [{ state: null }, { state: { disabledReason: null } }],
+    },
     select: { id: true },
   });
   const catchUps = stories.map((s) => catchUpKey(s.id));

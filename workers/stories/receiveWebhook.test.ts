@@ -225,6 +225,23 @@ describe("POST /api/webhooks/stories: verification and idempotency", () => {
     ).toMatchObject({ status: 404, body: { reason: "unknown_source" } });
   });
 
+  it("answers 503 while the source is paused, so the sender comes back after the resume", async () => {
+    await db.prisma.sourceState.create({
+      data: { sourceId: "desk", disabledReason: "paused by admin", disabledAt: new Date() },
+    });
+    forgetCachedStorySources(db);
+    expect(await receiveWebhook(db, signedDelivery(created("evt_z"), [SECRET_A]))).toMatchObject({
+      status: 503,
+      body: { outcome: "failed", reason: "paused" },
+    });
+    await db.prisma.sourceState.delete({ where: { sourceId: "desk" } });
+    forgetCachedStorySources(db);
+    expect(await receiveWebhook(db, signedDelivery(created("evt_z"), [SECRET_A]))).toMatchObject({
+      status: 200,
+      body: { outcome: "accepted" },
+    });
+  });
+
   it("answers 503 when the event cannot be recorded, so the sender retries", async () => {
     const broken = {
       ...db,

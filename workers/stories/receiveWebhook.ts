@@ -107,6 +107,23 @@ export async function receiveWebhook(
       404,
     );
   }
+  if (source.paused) {
+    // Not refused for good: the sender retries, and the catch-up after resume finds the rest.
+    emit("story:webhook", {
+      source: source.id,
+      outcome: "failed",
+      reason: "paused",
+      lagSeconds: null,
+    });
+    return {
+      status: 503,
+      body: {
+        outcome: "failed",
+        reason: "paused",
+        message: `source ${source.id} is ${source.paused}; retry later`,
+      },
+    };
+  }
   if (source.secrets.length === 0) {
     return reject(
       db,

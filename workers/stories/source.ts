@@ -19,6 +19,8 @@ export interface StorySource {
   pollIntervalSeconds: number;
   /** The collector name its activity and content are reported under (source health). */
   collector: string;
+  /** Paused by an admin (or disabled after a permanent failure): takes no webhooks meanwhile. */
+  paused: string | null;
 }
 
 /**
@@ -27,7 +29,7 @@ export interface StorySource {
  * again). Null when there is no such enabled story-api source.
  */
 export async function loadStorySource(db: Database, id: string): Promise<StorySource | null> {
-  const source = await db.prisma.source.findUnique({ where: { id } });
+  const source = await db.prisma.source.findUnique({ where: { id }, include: { state: true } });
   if (source?.kind !== "story-api" || !source.enabled || !source.url) return null;
   const tickers = await syncTickers(db, id, source.tickers);
   return {
@@ -39,6 +41,7 @@ export async function loadStorySource(db: Database, id: string): Promise<StorySo
     ...tickers,
     pollIntervalSeconds: source.pollIntervalSeconds,
     collector: source.collectors[0] ?? "A",
+    paused: source.state?.disabledReason ?? null,
   };
 }
 
