@@ -149,6 +149,11 @@ async function oneRun(db: Database, ctx: RunContext): Promise<RunReport> {
   const staleShare = random.next() * 0.6;
   const later = async <T>(read: () => T): Promise<T> => {
     if (!faults.chance(staleShare)) return read();
+    if (faults.chance(0.3)) {
+      // Slow but fresh: the answer is read when it is sent.
+      await sleep(faults.int(1, 15));
+      return read();
+    }
     const answer = read();
     await sleep(faults.int(1, 15));
     return answer;
