@@ -8,6 +8,7 @@ import {
   type FaultListing,
   type FaultTable,
 } from "./faults";
+import { parseInput as parse } from "./input";
 import {
   type EditInput,
   type Newsroom,
@@ -214,16 +215,6 @@ export async function handleControl(
     return reply({ now: new Date(control.advance(parse(advanceSchema, body).ms)).toISOString() });
   }
   throw new SimError(`no control operation ${method} ${url.pathname}`, 404);
-}
-
-function parse<T>(schema: z.ZodType<T>, value: unknown): T {
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) {
-    throw new SimError(
-      parsed.error.issues.map((i) => `${i.path.join(".") || "body"} ${i.message}`).join("; "),
-    );
-  }
-  return parsed.data;
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseInput as parse } from "../input";
 import { SimError } from "../newsroom";
 import { Random } from "../random";
 import type { Scheduler } from "../scheduler";
@@ -194,14 +195,4 @@ export async function handleStoriesControl(
     return stories.desk.snapshot();
   }
   throw new SimError(`no control operation ${method} ${url.pathname}`, 404);
-}
-
-function parse<T>(schema: z.ZodType<T>, value: unknown): T {
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) {
-    throw new SimError(
-      parsed.error.issues.map((i) => `${i.path.join(".") || "body"} ${i.message}`).join("; "),
-    );
-  }
-  return parsed.data;
 }
