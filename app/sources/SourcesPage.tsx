@@ -128,7 +128,7 @@ function Row({ s, now }: { s: SourceRowJson; now: number }) {
         </div>
       </td>
       <td>
-        {s.kind === "stream" ? (
+        {s.kind === "stream" || s.kind === "story-api" ? (
           <span className={styles.sub}>–</span>
         ) : s.trustsValidators ? (
           "trusted"
@@ -142,7 +142,10 @@ function Row({ s, now }: { s: SourceRowJson; now: number }) {
         ) : s.kind === "stream" ? (
           <span className={styles.sub}>watched</span>
         ) : (
-          <span title={utc(s.nextPollAt)}>{relative(s.nextPollAt, now)}</span>
+          <span title={utc(s.nextPollAt)}>
+            {s.kind === "story-api" && s.nextPollAt ? "catch-up " : ""}
+            {relative(s.nextPollAt, now)}
+          </span>
         )}
       </td>
     </tr>

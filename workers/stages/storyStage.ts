@@ -67,6 +67,11 @@ export function storyStage(db: Database, options: StoryStageOptions = {}): Queue
       try {
         const result = await catchUp(ctx, { graceSeconds: options.graceSeconds });
         logger().debug({ source: source.id, ...result }, "story catch-up done");
+        // The Sources page shows it as the source's next poll.
+        await db.prisma.sourceState.updateMany({
+          where: { sourceId: source.id },
+          data: { nextPollAt: new Date(Date.now() + source.pollIntervalSeconds * 1000) },
+        });
         return {
           reschedule: {
             delaySeconds: source.pollIntervalSeconds,
@@ -80,17 +85,18 @@ export function storyStage(db: Database, options: StoryStageOptions = {}): Queue
         await db.prisma.$executeRaw`
           UPDATE story_sync SET last_error = ${message}, last_error_at = now()
           WHERE source_id = ${source.id}`;
+        const delaySeconds = Math.min(source.pollIntervalSeconds, 5 * 2 ** Math.min(failures, 8));
         // Source health shows it failing until the API answers again.
         await db.prisma.sourceState.updateMany({
           where: { sourceId: source.id },
-          data: { lastErrorAt: new Date(), lastErrorCode: "story_api", lastErrorMessage: message },
-        });
-        return {
-          reschedule: {
-            delaySeconds: Math.min(source.pollIntervalSeconds, 5 * 2 ** Math.min(failures, 8)),
-            payload: { ...payload, failures },
+          data: {
+            lastErrorAt: new Date(),
+            lastErrorCode: "story_api",
+            lastErrorMessage: message,
+            nextPollAt: new Date(Date.now() + delaySeconds * 1000),
           },
-        };
+        });
+        return { reschedule: { delaySeconds, payload: { ...payload, failures } } };
       }
     },
   };
