@@ -47,7 +47,7 @@ export function storyStage(db: Database, options: StoryStageOptions = {}): Queue
       const payload = job.payload as unknown as StoryEventJob | CatchUpJob;
       const source =
         payload.kind === "event"
-          ? await cachedStorySource(db, payload.sourceId)
+          ? await cachedStorySource(db, payload.sourceId, { ticker: payload.event.ticker })
           : await loadStorySource(db, payload.sourceId);
       if (!source) return; // removed or switched off: the job ends here
       const ctx = { db, source, api: apiFor(source), send: options.send };

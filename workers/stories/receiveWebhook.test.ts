@@ -225,6 +225,24 @@ describe("POST /api/webhooks/stories: verification and idempotency", () => {
     ).toMatchObject({ status: 404, body: { reason: "unknown_source" } });
   });
 
+  it("a ticker added in another process is followed at once, not a second later", async () => {
+    // This process remembers the source following ACME only…
+    expect(await receiveWebhook(db, signedDelivery(created("evt_a1"), [SECRET_A]))).toMatchObject({
+      status: 200,
+    });
+    // …when the sources file sync in another process adds UMBRA.
+    await db.prisma.source.update({ where: { id: "desk" }, data: { tickers: ["ACME", "UMBRA"] } });
+    await loadStorySource(db, "desk");
+    const umbra = signedDelivery(created("evt_u1", "UMBRA", new Date(Date.now() + 5)), [SECRET_A]);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(await receiveWebhook(db, umbra)).toMatchObject({
+      status: 200,
+      body: { outcome: "accepted" },
+    });
+    await db.prisma.source.update({ where: { id: "desk" }, data: { tickers: ["ACME"] } });
+    forgetCachedStorySources(db);
+  });
+
   it("answers 503 while the source is paused, so the sender comes back after the resume", async () => {
     await db.prisma.sourceState.create({
       data: { sourceId: "desk", disabledReason: "paused by admin", disabledAt: new Date() },

@@ -179,6 +179,12 @@ export async function receiveWebhook(
       400,
     );
   }
+  if (!source.tickers.has(event.ticker)) {
+    // Maybe added since the source was remembered: read it afresh before saying no.
+    source =
+      (await cachedStorySource(db, source.id, { ticker: event.ticker }).catch(() => null)) ??
+      source;
+  }
   const followedSince = source.tickers.get(event.ticker);
   if (!followedSince) {
     return answer(source.id, 200, "ignored", `ticker ${event.ticker} is not followed`, event.id);

@@ -53,13 +53,14 @@ const cache = new WeakMap<
 /**
  * loadStorySource, remembered for `ttlMs` per process: the webhook path and the story stage read
  * a source for every event, and three statements each time would be most of their cost. A secret
- * rotated or a ticker added is seen within the TTL (a webhook refused or ignored meanwhile is
- * retried by the sender or found by the catch-up, which always reads afresh).
+ * rotated is seen within the TTL (a webhook refused meanwhile is retried by the sender). An event
+ * for a ticker the remembered source does not follow reads it afresh (`ticker`), so a ticker just
+ * added in another process is never taken for one not followed.
  */
-export function cachedStorySource(
+export async function cachedStorySource(
   db: Database,
   id: string,
-  ttlMs = 1_000,
+  options: { ticker?: string; ttlMs?: number } = {},
 ): Promise<StorySource | null> {
   let byId = cache.get(db);
   if (!byId) {
@@ -68,7 +69,11 @@ export function cachedStorySource(
   }
   const hit = byId.get(id);
   const now = Date.now();
-  if (hit && now - hit.at < ttlMs) return hit.source;
+  if (hit && now - hit.at < (options.ttlMs ?? 1_000)) {
+    const source = await hit.source;
+    if (!source || options.ticker === undefined || source.tickers.has(options.ticker))
+      return source;
+  }
   const source = loadStorySource(db, id);
   byId.set(id, { at: now, source });
   // A failed read is not remembered: the next call tries again.
