@@ -33,6 +33,11 @@ describe("one-time notifications (claimed before sent)", () => {
     expect(claim.sentAt).not.toBeNull();
   });
 
+  it("the default send is a NOTIFY that fits however long the title", async () => {
+    const long = { ...story, id: "st_long", title: "ক".repeat(3_000) }; // 9,000 bytes of Bangla
+    expect(await notifyOnce(db, { sourceId: "desk", story: long })).toBe("sent");
+  });
+
   it("a send that fails is not retried: at most once", async () => {
     const failing: Sender = async () => {
       throw new Error("mail server down");

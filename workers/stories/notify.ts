@@ -15,11 +15,17 @@ export interface StrongNotification {
 export type Sender = (db: Database, notification: StrongNotification) => Promise<void>;
 
 export const notifyChannel: Sender = async (db, n) => {
-  await db.prisma.$executeRaw`SELECT pg_notify(${STORIES_CHANNEL}, ${JSON.stringify({
+  // A NOTIFY payload must stay under 8,000 bytes: the title is cut, listeners read the rest.
+  const { id, ticker, version } = n.story;
+  const payload = JSON.stringify({
     type: "story.became_strong",
     source: n.sourceId,
-    ...n.story,
-  })})`;
+    id,
+    ticker,
+    version,
+    title: n.story.title.slice(0, 500),
+  });
+  await db.prisma.$executeRaw`SELECT pg_notify(${STORIES_CHANNEL}, ${payload})`;
 };
 
 export const strongKey = (sourceId: string, storyId: string) => `strong:${sourceId}/${storyId}`;
