@@ -20,11 +20,16 @@ export interface StoryApi {
   getStory(id: string): Promise<Story | null>;
   /** A ticker's open stories. */
   listStories(ticker: string): Promise<Story[]>;
-  /** Events after the cursor (null: from the start of the window); 410 → CursorExpiredError. */
+  /** Events after the cursor (null: from the start of the window); a cursor the API answers
+   *  410 or 400 for → CursorExpiredError. */
   listEvents(cursor: string | null, tickers: readonly string[]): Promise<EventsPage>;
 }
 
-/** The API answered 410: the cursor is older than its window; reload in full. */
+/**
+ * The API refused the cursor: 410 (older than its window) or 400 (not one it issued: an API that
+ * restarted with an empty log, as the embedded simulator does with the app). Either way the copy
+ * cannot continue from it, so reload in full and start from the beginning of the window.
+ */
 export class CursorExpiredError extends Error {
   constructor(message = "the catch-up cursor has expired (410)") {
     super(message);
@@ -106,6 +111,10 @@ export function httpStoryApi(baseUrl: string, options: HttpStoryApiOptions): Sto
       if (tickers.length > 0) query.tickers = tickers.join(",");
       const r = await get("v1/events", query);
       if (r.status === 410) throw new CursorExpiredError(`${r.url} answered 410: cursor expired`);
+      // Without a cursor a 400 is about the rest of the query: reloading would not change it.
+      if (r.status === 400 && cursor) {
+        throw new CursorExpiredError(`${r.url} answered 400: cursor rejected`);
+      }
       expectOk(r);
       const page = eventsPageSchema.safeParse(json(r.url, r.body));
       if (!page.success) throw new StoryApiError(`${r.url}: ${describeIssues(page.error)}`);

@@ -34,7 +34,8 @@ export interface CatchUpResult {
  * One catch-up run for a source (seed 001): first load the stories of tickers added since the
  * last run, then page through GET /v1/events from the saved cursor, applying every event with the
  * same handler as webhooks and saving the cursor only after its page is applied, so a crash
- * replays a page rather than skipping it. A 410 reloads the copy in full and starts again from the
+ * replays a page rather than skipping it. A refused cursor (410, or 400 from an API that
+ * restarted and never issued it) reloads the copy in full and starts again from the
  * beginning of the window. Runs as one job per source on the `story` queue, so one at a time.
  */
 export async function catchUp(
@@ -77,7 +78,7 @@ export async function catchUp(
       if (result.reloads >= 3) {
         throw new Error(`the cursor expired ${result.reloads + 1} times in one catch-up`);
       }
-      await reloadEverything(ctx);
+      await reloadEverything(ctx, err.message);
       result.reloads++;
       cursor = null;
       continue;
@@ -227,12 +228,15 @@ async function loadTicker(
  * Webhooks keep arriving meanwhile; every write is the same safe write. Step 3 (clear the cursor,
  * catch up from the start of the window) is the caller's loop.
  */
-export async function reloadEverything(ctx: ApplyContext): Promise<void> {
+export async function reloadEverything(
+  ctx: ApplyContext,
+  reason = "catch-up cursor expired (410)",
+): Promise<void> {
   const { db, source, api } = ctx;
   const log = logger().child({ part: "stories", source: source.id });
   await db.prisma.$executeRaw`
     UPDATE story_sync SET reloads = reloads + 1, reload_started_at = now() WHERE source_id = ${source.id}`;
-  log.warn("catch-up cursor expired (410): reloading the story copy in full");
+  log.warn({ reason }, "catch-up cursor refused: reloading the story copy in full");
   const listed = new Set<string>();
   for (const ticker of source.tickers.keys()) {
     for (const story of await api.listStories(ticker)) {
