@@ -53,6 +53,39 @@ describe("faults", () => {
     expect(feedErr).toBeNull(); // the page is its own source
   });
 
+  it("503 and 429 end connected streams, and the reconnect meets the fault", async () => {
+    for (const fault of [{ kind: "503" }, { kind: "429", retryAfter: 3 }] as const) {
+      const rec = await stream();
+      expect(rec.response.statusCode).toBe(200);
+      sim.control.inject("wire", fault);
+      await rec.waitFor(() => rec.closed);
+      const again = await fetch(url("wire"));
+      expect(again.status).toBe(Number(fault.kind));
+      sim.control.clear("wire");
+      const back = await stream();
+      expect(back.response.statusCode).toBe(200);
+      expect(back.closed).toBe(false);
+    }
+  });
+
+  it("blackhole ends connected streams and leaves the reconnect unanswered", async () => {
+    const rec = await stream();
+    sim.control.inject("wire", { kind: "blackhole" });
+    await rec.waitFor(() => rec.closed);
+    const err = await fetch(url("wire"), { signal: AbortSignal.timeout(300) }).catch(
+      (e: unknown) => e,
+    );
+    expect((err as Error).name).toBe("TimeoutError");
+  });
+
+  it("faults that do not refuse a connection leave connected streams open", async () => {
+    const rec = await stream();
+    sim.control.inject("wire", { kind: "latency", ms: 50 });
+    sim.control.inject("wire-page", { kind: "503" }); // another source
+    await new Promise((r) => setTimeout(r, 100));
+    expect(rec.closed).toBe(false);
+  });
+
   it("429 carries Retry-After; 503 is a plain server error; clear restores", async () => {
     sim.control.inject("padma-rdf", { kind: "429", retryAfter: 7 });
     const limited = await fetch(url("padma-rdf"));

@@ -1,6 +1,9 @@
 import type { ServerResponse } from "node:http";
-import type { FaultTable } from "./faults";
+import type { FaultKind, FaultTable } from "./faults";
 import type { StreamEvent } from "./newsroom";
+
+/** Faults answered at connect time, which therefore also end the streams already open. */
+const ENDS_STREAMS: ReadonlySet<FaultKind> = new Set<FaultKind>(["503", "429", "blackhole"]);
 
 interface Connection {
   sourceId: string;
@@ -25,6 +28,10 @@ export class StreamHub {
   ) {
     faults.onInject((sourceId, fault) => {
       if (fault.kind === "reset") this.reset(sourceId);
+      // A server that now refuses or swallows new connections has also lost the ones it had
+      // (a 503 from a restarting backend, a load balancer shedding, a dead host): end them, so
+      // the client's reconnect meets the fault instead of the old stream going on untouched.
+      else if (ENDS_STREAMS.has(fault.kind)) this.end(sourceId);
     });
   }
 
@@ -70,6 +77,16 @@ export class StreamHub {
     for (const c of this.#connections) {
       if (c.sourceId === sourceId) {
         c.res.socket?.resetAndDestroy();
+        this.#connections.delete(c);
+      }
+    }
+  }
+
+  /** Ends the source's open streams cleanly (the response ends; the socket is not reset). */
+  end(sourceId: string): void {
+    for (const c of this.#connections) {
+      if (c.sourceId === sourceId) {
+        c.res.end();
         this.#connections.delete(c);
       }
     }
