@@ -9,6 +9,7 @@ import { fingerprint, maskMessage, toJobError } from "./jobError";
 import { release } from "./release";
 import { reschedule } from "./reschedule";
 import { sweep } from "./sweep";
+import type { Lease } from "./types";
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -91,51 +92,54 @@ describe("fencing: a worker whose lease was taken over changes nothing", () => {
     return { id, stale, fresh };
   }
 
-  it("complete", async () => {
-    const { id, stale, fresh } = await takenOver();
-    expect(await complete(db, [stale.lease])).toEqual([]);
-    expect((await job(id)).leaseToken).toBe(fresh.lease.token);
-    expect(await complete(db, [fresh.lease])).toEqual([id]);
-  });
+  /** Everything a worker write could touch: the job row and its two history tables. */
+  async function snapshot(id: string) {
+    const [row] = await db.prisma.$queryRaw<{ row: string }[]>`
+      SELECT row_to_json(j)::text AS row FROM jobs j WHERE id = ${id}::bigint`;
+    return {
+      row: row?.row,
+      failures: await db.prisma.jobFailure.count(),
+      leaseEvents: await db.prisma.leaseEvent.count(),
+    };
+  }
 
-  it("fail", async () => {
-    const { id, stale, fresh } = await takenOver();
-    expect(await fail(db, "old", stale, toJobError(new Error("late")))).toBe("not_held");
-    expect((await job(id)).state).toBe("leased");
-    expect(await fail(db, "new", fresh, toJobError(new Error("now")))).toBe("retrying");
-  });
-
-  it("dead-letter", async () => {
-    const { id, stale } = await takenOver();
-    expect(await fail(db, "old", stale, toJobError(new Error("x")), { park: true })).toBe(
+  // Each worker-owned write, run through its production statement, with its answer when the
+  // lease is not held. Every one must match id AND attempt AND token: the stale leases below
+  // get one of the three right at a time, so dropping any part of a fence fails here.
+  const writes: [string, (lease: Lease) => Promise<unknown>, unknown][] = [
+    ["complete", (l) => complete(db, [l]), []],
+    [
+      "fail",
+      (l) => fail(db, "old", { lease: l, queue: "q" }, toJobError(new Error("late"))),
       "not_held",
-    );
-    expect((await job(id)).state).toBe("leased");
-  });
+    ],
+    [
+      "dead-letter",
+      (l) => fail(db, "old", { lease: l, queue: "q" }, toJobError(new Error("x")), { park: true }),
+      "not_held",
+    ],
+    ["heartbeat", (l) => heartbeat(db, "old", [l], 600), new Set()],
+    ["release", (l) => release(db, "old", [l]), []],
+    ["reschedule", (l) => reschedule(db, l, { delaySeconds: 60, payload: { late: true } }), false],
+  ];
+  const staleLeases: [string, (s: Lease, f: Lease) => Lease][] = [
+    ["the old attempt and token", (s) => s],
+    ["the current attempt with the old token", (s, f) => ({ ...f, token: s.token })],
+    ["the old attempt with the current token", (s, f) => ({ ...f, attempt: s.attempt })],
+  ];
 
-  it("heartbeat", async () => {
-    const { id, stale, fresh } = await takenOver();
-    const before = (await job(id)).leaseExpiresAt;
-    expect(await heartbeat(db, "old", [stale.lease], 600)).toEqual(new Set());
-    expect((await job(id)).leaseExpiresAt).toEqual(before);
-    expect(await heartbeat(db, "new", [fresh.lease], 600)).toEqual(new Set([id]));
-  });
-
-  it("release and reschedule", async () => {
-    const { id, stale } = await takenOver();
-    expect(await release(db, "old", [stale.lease])).toEqual([]);
-    expect(await reschedule(db, stale.lease, { delaySeconds: 60 })).toBe(false);
-    expect((await job(id)).state).toBe("leased");
-  });
-
-  it("counts 0 rows for each stale write, in SQL terms too", async () => {
-    const { stale } = await takenOver();
-    // The same predicate the operations use, run directly: nothing matches the stale lease.
-    const n = await db.prisma.$executeRaw`
-      UPDATE jobs SET payload = '{}' WHERE id = ${stale.lease.id}::bigint
-        AND attempts = ${stale.lease.attempt} AND lease_token = ${stale.lease.token}::uuid`;
-    expect(n).toBe(0);
-  });
+  for (const [name, write, notHeld] of writes) {
+    for (const [which, lease] of staleLeases) {
+      it(`${name} with ${which} affects 0 rows`, async () => {
+        const { id, stale, fresh } = await takenOver();
+        const before = await snapshot(id);
+        expect(await write(lease(stale.lease, fresh.lease))).toEqual(notHeld);
+        expect(await snapshot(id)).toEqual(before);
+        // The fence is the only thing that stopped it: the holder's own write goes through.
+        expect(await write(fresh.lease)).not.toEqual(notHeld);
+      });
+    }
+  }
 });
 
 describe("fail", () => {
