@@ -1,14 +1,20 @@
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type EventMap, emit } from "./events";
 import { LabelGuard, LIMITS, metricsAuthorized, registerMetrics, scrape } from "./metrics";
 import { createTestDatabase, type TestDatabase } from "./testing/db";
 import { seedMetricsRows } from "./testing/metricsSeed";
+import { requireTool } from "./testing/requireTool";
 import { seedStoryRows } from "./testing/storiesSeed";
 
 const TOKEN = "metrics-token-for-tests-0123456789";
+// promtool checks the exposition, the alert rules and the scrape config; CI installs it.
+const promtool = requireTool(
+  "promtool",
+  "the promtool checks (metrics exposition, deploy/alerts.yml, deploy/prometheus.yml)",
+  "apt-get install prometheus; .ci/run installs it",
+);
 let db: TestDatabase;
 
 vi.mock("@/lib/db", async (real) => ({
@@ -222,7 +228,7 @@ describe("metrics from events and the database", () => {
     expect(res.headers.get("content-type")).toBe(registerMetrics().own.contentType);
     const text = await res.text();
     expect(text).toMatch(/wirewatch_dlq_depth\{stage="fetch"\} 1/);
-    // The story families are in what promtool checks below.
+    // The story families are in what promtool checks (the next test).
     for (const family of [
       "wirewatch_story_webhooks_total",
       "wirewatch_story_webhook_lag_seconds_bucket",
@@ -236,20 +242,26 @@ describe("metrics from events and the database", () => {
     ]) {
       expect(text).toContain(`\n${family}{`);
     }
-
-    if (!existsSync("/usr/bin/promtool")) {
-      console.warn(
-        "\n⚠ SKIPPED: promtool check metrics, because /usr/bin/promtool is missing " +
-          "(apt-get install prometheus; .ci/run does)\n",
-      );
-      return;
-    }
-    // promtool exits non-zero on format errors and on lint problems (missing help, bad names).
-    const out = execFileSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" });
-    console.log(
-      `promtool check metrics (route output, ${series(text).length} series): ${out.trim() || "OK"}`,
-    );
   });
+
+  it.skipIf(promtool.skip)(
+    `the route's output passes promtool check metrics${promtool.note}`,
+    async () => {
+      const bin = promtool.need();
+      const { GET } = await import("@/app/api/metrics/route");
+      const res = await GET(
+        new Request("http://localhost/api/metrics", {
+          headers: { authorization: `Bearer ${TOKEN}` },
+        }),
+      );
+      const text = await res.text();
+      // promtool exits non-zero on format errors and on lint problems (missing help, bad names).
+      const out = execFileSync(bin, ["check", "metrics"], { input: text, encoding: "utf8" });
+      console.log(
+        `promtool check metrics (route output, ${series(text).length} series): ${out.trim() || "OK"}`,
+      );
+    },
+  );
 
   it("stays bounded after 10,000 distinct sources with URLs in their rows", async () => {
     await db.prisma.$executeRaw`
@@ -315,25 +327,27 @@ describe("metrics from events and the database", () => {
 
 // promtool check rules on the alert rules shipped in deploy/.
 describe("deploy/alerts.yml", () => {
-  it("passes promtool check rules", () => {
-    if (!existsSync("/usr/bin/promtool")) {
-      console.warn("\n⚠ SKIPPED: promtool check rules, because /usr/bin/promtool is missing\n");
-      return;
-    }
-    const out = execFileSync("promtool", ["check", "rules", path.resolve("deploy/alerts.yml")], {
-      encoding: "utf8",
-    });
+  it.skipIf(promtool.skip)(`passes promtool check rules${promtool.note}`, () => {
+    const out = execFileSync(
+      promtool.need(),
+      ["check", "rules", path.resolve("deploy/alerts.yml")],
+      {
+        encoding: "utf8",
+      },
+    );
     console.log(`promtool check rules deploy/alerts.yml: ${out.trim()}`);
     expect(out).toMatch(/SUCCESS/);
   });
 
-  it("prometheus.yml passes promtool check config (syntax: the token file lives on the server)", () => {
-    if (!existsSync("/usr/bin/promtool")) return;
-    const out = execFileSync(
-      "promtool",
-      ["check", "config", "--syntax-only", path.resolve("deploy/prometheus.yml")],
-      { encoding: "utf8" },
-    );
-    expect(out).toMatch(/SUCCESS/);
-  });
+  it.skipIf(promtool.skip)(
+    `prometheus.yml passes promtool check config (syntax: the token file lives on the server)${promtool.note}`,
+    () => {
+      const out = execFileSync(
+        promtool.need(),
+        ["check", "config", "--syntax-only", path.resolve("deploy/prometheus.yml")],
+        { encoding: "utf8" },
+      );
+      expect(out).toMatch(/SUCCESS/);
+    },
+  );
 });
