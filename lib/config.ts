@@ -8,8 +8,11 @@ const schema = z.object({
     .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
     .optional(),
   WIREWATCH_DATA_DIR: z.string().min(1).default("./.data"),
-  /** The sources file (see workers/sources/sourcesFile.ts); missing means none configured. */
-  WIREWATCH_CONFIG: z.string().min(1).default("./wirewatch.config.json"),
+  /**
+   * The sources file (workers/sources/sourcesFile.ts). Unset: ./wirewatch.config.json, and
+   * none configured when it is missing; a path: that file, which must exist; "none": no file.
+   */
+  WIREWATCH_CONFIG: z.string().min(1).optional(),
   /**
    * The newsroom simulator. auto: started inside the app on the embedded default when no source
    * is configured, so a newcomer sees live data; on: always; off: never.

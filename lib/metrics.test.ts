@@ -214,6 +214,33 @@ describe("metrics from events and the database", () => {
     }
   });
 
+  it("counts queue workers by state, a worker not heard from for 30 s as lost", async () => {
+    await db.prisma.$executeRaw`
+      INSERT INTO queue_workers (id, host, pid, queues, state, in_flight, seen_at)
+      VALUES ('m-gone', 'h', 2, '{fetch}', 'running', 1, now() - interval '10 minutes'),
+             ('m-alive', 'h', 3, '{fetch}', 'running', 0, now()),
+             ('m-done', 'h', 4, '{fetch}', 'stopped', 0, now() - interval '1 hour')`;
+    try {
+      const { body } = await scrape({ database: async () => db });
+      const value = (state: string) =>
+        Number(body.match(new RegExp(`wirewatch_queue_workers\\{state="${state}"\\} (\\d+)`))?.[1]);
+      const before = { lost: value("lost"), running: value("running") };
+      expect(before.lost).toBeGreaterThanOrEqual(1);
+      expect(value("draining")).toBeGreaterThanOrEqual(0);
+      expect(value("stopped")).toBeGreaterThanOrEqual(1);
+      await db.prisma.$executeRaw`UPDATE queue_workers SET seen_at = now() WHERE id = 'm-gone'`;
+      const after = await scrape({ database: async () => db });
+      const again = (state: string) =>
+        Number(
+          after.body.match(new RegExp(`wirewatch_queue_workers\\{state="${state}"\\} (\\d+)`))?.[1],
+        );
+      expect(again("lost")).toBe(before.lost - 1);
+      expect(again("running")).toBe(before.running + 1);
+    } finally {
+      await db.prisma.$executeRaw`DELETE FROM queue_workers WHERE id LIKE 'm-%'`;
+    }
+  });
+
   it("the route answers 401 without the token, the registry's content type with it", async () => {
     const { GET } = await import("@/app/api/metrics/route");
     const denied = await GET(new Request("http://localhost/api/metrics"));

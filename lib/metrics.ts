@@ -16,6 +16,7 @@ import {
   sourceHealth,
 } from "@/workers/collectors/health";
 import { FETCH_CODES } from "@/workers/fetcher/classify";
+import { countWorkers, WORKER_STATES, type WorkerState } from "@/workers/queue/workerState";
 import { ORIGINS, RESULTS } from "@/workers/store/observation";
 import { REJECT_REASONS } from "@/workers/stories/receiveWebhook";
 import { config } from "./config";
@@ -346,6 +347,7 @@ interface Snapshot {
     closed: number;
   }[];
   rejections: { source: string; reason: string; n: number }[];
+  workers: Record<WorkerState, number>;
 }
 
 /** One set of bounded queries per scrape, shared by every database-derived metric's collect(). */
@@ -413,6 +415,7 @@ async function readSnapshot(state: State): Promise<Snapshot | null> {
     const rejections = await p.$queryRaw<Snapshot["rejections"]>`
       SELECT source_id AS source, reason, count::float8 AS n FROM story_webhook_rejections
       ORDER BY source_id, reason LIMIT 1000`;
+    const workers = await countWorkers(db);
     return {
       queues,
       breakers: breakers ?? { open: 0, halfOpen: 0 },
@@ -421,6 +424,7 @@ async function readSnapshot(state: State): Promise<Snapshot | null> {
       actions,
       stories,
       rejections,
+      workers,
     };
   } catch (err) {
     logger().warn({ err }, "metrics: database-derived metrics unavailable for this scrape");
@@ -521,6 +525,14 @@ function defineDbMetrics(registry: Registry, state: State): void {
     (g, s) => {
       const b = stage();
       for (const q of s.queues) g.set(b.labels({ stage: q.queue }), q.leased);
+    },
+  );
+  gauge(
+    "wirewatch_queue_workers",
+    "Queue workers by state; lost: running or draining but not heard from for 30 s (killed or cut off).",
+    ["state"],
+    (g, s) => {
+      for (const state of WORKER_STATES) g.set({ state }, s.workers[state]);
     },
   );
   gauge("wirewatch_dlq_depth", "Dead letters (not archived), by stage.", ["stage"], (g, s) => {

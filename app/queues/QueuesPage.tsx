@@ -203,7 +203,18 @@ function Body({ q }: { q: QueuesJson }) {
                     {w.host} pid {w.pid} · {w.queues.join(", ")}
                   </div>
                 </td>
-                <td>{w.state}</td>
+                <td>
+                  {w.state === "lost" ? (
+                    <span
+                      className="badge health-failing"
+                      title="No report for 30 s or more: killed or cut off from the database. Its leases return to the queue when they run out."
+                    >
+                      lost
+                    </span>
+                  ) : (
+                    w.state
+                  )}
+                </td>
                 <td title={utc(w.startedAt)}>{relative(w.startedAt, now)}</td>
                 <td title={utc(w.seenAt)}>{relative(w.seenAt, now)}</td>
                 <td className="num">{w.claimed}</td>

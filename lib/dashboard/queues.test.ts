@@ -83,4 +83,32 @@ describe("queuesView", () => {
     const fetchLag = q.lag.find((l) => l.queue === "fetch");
     expect(fetchLag?.points.reduce((n, p) => n + p.claims, 0)).toBe(5);
   });
+
+  it("shows a worker whose reports stopped 30 s ago (database clock) as lost, holding no job", async () => {
+    await db.prisma.$executeRaw`
+      INSERT INTO queue_workers (id, host, pid, queues, state, in_flight, seen_at)
+      VALUES ('gone', 'h', 2, '{fetch}', 'running', 1, now() - interval '10 minutes'),
+             ('late', 'h', 3, '{fetch}', 'draining', 0, now() - interval '31 seconds'),
+             ('alive', 'h', 4, '{fetch}', 'running', 0, now() - interval '20 seconds'),
+             ('done', 'h', 5, '{fetch}', 'stopped', 0, now() - interval '1 hour')`;
+    try {
+      const q = await queuesView(db, { now });
+      const byId = Object.fromEntries(q.workers.map((w) => [w.id, w]));
+      expect(byId.gone).toMatchObject({ state: "lost", inFlight: 0 });
+      expect(byId.late).toMatchObject({ state: "lost" });
+      expect(byId.alive).toMatchObject({ state: "running" });
+      expect(byId.done).toMatchObject({ state: "stopped" });
+      // w1 still holds its lease on 'f': a lost worker's in-flight count is the leases it holds.
+      await db.prisma.$executeRaw`
+        UPDATE queue_workers SET seen_at = now() - interval '1 minute' WHERE id = 'w1'`;
+      const again = await queuesView(db, { now });
+      expect(again.workers.find((w) => w.id === "w1")).toMatchObject({
+        state: "lost",
+        inFlight: 1,
+      });
+    } finally {
+      await db.prisma.$executeRaw`DELETE FROM queue_workers WHERE id <> 'w1'`;
+      await db.prisma.$executeRaw`UPDATE queue_workers SET seen_at = now() WHERE id = 'w1'`;
+    }
+  });
 });

@@ -1,4 +1,5 @@
 import type { Database } from "@/lib/db";
+import { listWorkers, type WorkerRow } from "@/workers/queue/workerState";
 
 const HOUR_MS = 3_600_000;
 
@@ -54,23 +55,8 @@ export interface QueuesView {
       total: number;
     }[];
   };
-  workers: {
-    id: string;
-    host: string;
-    pid: number;
-    queues: string[];
-    state: string;
-    startedAt: Date;
-    seenAt: Date;
-    stoppedAt: Date | null;
-    claimed: number;
-    completed: number;
-    failed: number;
-    inFlight: number;
-    lastClaimAt: Date | null;
-    lastError: string | null;
-    lastErrorAt: Date | null;
-  }[];
+  /** Most recently seen first; `lost`: running or draining but silent for 30 s (workerState.ts). */
+  workers: WorkerRow[];
 }
 
 /** Buckets of ~30 per window: 2 min for the hour, up to 48 min for a day. */
@@ -89,7 +75,8 @@ export async function queuesView(
     hours = 1,
     now = new Date(),
     leaseLimit = 50,
-  }: { hours?: number; now?: Date; leaseLimit?: number } = {},
+    lostAfterSeconds,
+  }: { hours?: number; now?: Date; leaseLimit?: number; lostAfterSeconds?: number } = {},
 ): Promise<QueuesView> {
   const from = new Date(now.getTime() - hours * HOUR_MS);
   const bucketSeconds = bucketSecondsFor(hours);
@@ -167,7 +154,7 @@ export async function queuesView(
       FROM lease_events
       WHERE at >= ${from} AND at <= ${now} AND kind IN ('expired', 'reclaimed', 'released')
       GROUP BY 1, 2`,
-    db.prisma.queueWorker.findMany({ orderBy: [{ seenAt: "desc" }], take: 100 }),
+    listWorkers(db, { limit: 100, lostAfterSeconds }),
   ]);
 
   const byQueue = new Map<string, QueuesView["lag"][number]["points"]>();
@@ -227,22 +214,6 @@ export async function queuesView(
       })),
     },
     leaseEvents: { counts, histogram },
-    workers: workers.map((w) => ({
-      id: w.id,
-      host: w.host,
-      pid: w.pid,
-      queues: w.queues,
-      state: w.state,
-      startedAt: w.startedAt,
-      seenAt: w.seenAt,
-      stoppedAt: w.stoppedAt,
-      claimed: Number(w.claimed),
-      completed: Number(w.completed),
-      failed: Number(w.failed),
-      inFlight: w.inFlight,
-      lastClaimAt: w.lastClaimAt,
-      lastError: w.lastError,
-      lastErrorAt: w.lastErrorAt,
-    })),
+    workers,
   };
 }

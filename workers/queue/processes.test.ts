@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { queuesView } from "@/lib/dashboard/queues";
 import { createScratchDatabase, type ScratchDatabase } from "@/lib/scratchDatabase";
 import { sleep } from "@/lib/sleep";
 import { requireRealPostgres, testServerUrl } from "@/lib/testing/db";
@@ -9,6 +10,7 @@ import {
   type WorkerProcess,
   type WorkerProcessOptions,
 } from "./testing/workerProcess";
+import { countWorkers } from "./workerState";
 
 // Real worker processes against one PostgreSQL database: many racing for the same rows, one
 // killed with SIGKILL while it holds leases, one stopped with SIGTERM while it has work in
@@ -228,6 +230,43 @@ describe.skipIf(!requireRealPostgres("the queue's multi-process tests (kill -9, 
         ),
       ).toBe(50);
       await rescuer.terminate();
+    });
+
+    it("kill -9: the worker shows as lost once its reports stop, on the Queues page and in metrics", async () => {
+      const w = await spawn({
+        queue: "lost",
+        mode: "ledger",
+        sleepMs: 600_000,
+        concurrency: 1,
+        batchSize: 1,
+        leaseSeconds: 2,
+        sweepMs: 200,
+        reportMs: 100,
+      });
+      await enqueue(scratch.db, "lost", [{ key: "held", payload: { n: 1 } }]);
+      await until("the job in flight", async () => (await leasedBy(w.id)) === 1);
+      await until(
+        "a report with it in flight",
+        async () => (await count("SELECT in_flight FROM queue_workers WHERE id = $1", w.id)) === 1,
+      );
+      const view = (lostAfterSeconds: number) =>
+        queuesView(scratch.db, { lostAfterSeconds }).then((q) =>
+          q.workers.find((x) => x.id === w.id),
+        );
+      expect(await view(1)).toMatchObject({ state: "running", inFlight: 1 });
+      w.child.kill("SIGKILL");
+      expect((await w.exited).signal).toBe("SIGKILL");
+      // The row still says what the process last wrote: running, one job in flight.
+      expect(await one("SELECT state, in_flight FROM queue_workers WHERE id = $1", w.id)).toEqual({
+        state: "running",
+        in_flight: 1,
+      });
+      await sleep(1_200);
+      // Derived at read time: lost, and its in-flight count is what it still holds (the lease is
+      // not swept yet: nobody else is running).
+      expect(await view(1)).toMatchObject({ state: "lost", inFlight: 1 });
+      const counts = await countWorkers(scratch.db, 1);
+      expect(counts).toMatchObject({ lost: 1, running: 0 });
     });
 
     it("SIGTERM with jobs in flight: finishes what fits the deadline, releases the rest, stops", async () => {
