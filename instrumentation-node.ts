@@ -1,49 +1,52 @@
 import { ConfigError, config } from "@/lib/config";
-import { type Database, getDb } from "@/lib/db";
+import { getDb } from "@/lib/db";
 import { logger } from "@/lib/logger";
-import { ingestionRunsInline, startIngestion } from "@/workers/ingestion";
+import { ingestionRunsInline } from "@/workers/ingestion";
+import {
+  assertNamedSourcesFileExists,
+  SourcesFileMissingError,
+} from "@/workers/sources/sourcesFile";
+import { superviseIngestion } from "@/workers/superviseIngestion";
 
-/** Node runtime start: open the database (applying migrations), then start what runs inline. */
+/**
+ * Node runtime start: check the settings, then open the database (applying migrations) and
+ * start what runs inline, retrying while the database does not answer.
+ */
 export async function startServer(): Promise<void> {
   try {
-    config();
+    const settings = config();
+    // Only the process that runs ingestion reads the sources file; a worker process checks its
+    // own at its start (workers/main.ts).
+    if (ingestionRunsInline(settings))
+      await assertNamedSourcesFileExists(settings.WIREWATCH_CONFIG);
   } catch (err) {
     // Left to Next, a throw here keeps the server up answering 500 to every request; nothing
     // recovers from a bad setting without a restart, so stop with its name instead.
-    if (!(err instanceof ConfigError)) throw err;
+    if (!(err instanceof ConfigError || err instanceof SourcesFileMissingError)) throw err;
     console.error(`wirewatch: ${err.message}`);
     process.exit(1);
   }
   const log = logger();
   const started = performance.now();
-  let db: Database;
-  try {
-    db = await getDb();
-    log.info(
-      { database: db.kind, location: db.location, ms: Math.round(performance.now() - started) },
-      "database ready",
-    );
-  } catch (err) {
-    // Keep serving: /api/health answers 503 with the reason and getDb() retries on the next
-    // call, so a PostgreSQL that comes up after the app recovers without a restart.
-    log.error({ err }, "database unavailable at start");
-    return;
-  }
-
-  if (!ingestionRunsInline(db)) {
-    log.info("ingestion runs elsewhere (npm run workers); this process serves the dashboard");
-    return;
-  }
-  // Not awaited: the server takes requests while the collectors start; the first polls and the
-  // simulator's backlog arrive within seconds.
-  startIngestion(db).then(
-    (ingestion) => {
-      const stop = async () => {
-        await ingestion.stop().catch((err) => log.error({ err }, "stopping ingestion failed"));
-      };
-      process.once("SIGTERM", () => void stop());
-      process.once("SIGINT", () => void stop());
+  const supervisor = superviseIngestion({
+    open: async () => {
+      const db = await getDb();
+      log.info(
+        { database: db.kind, location: db.location, ms: Math.round(performance.now() - started) },
+        "database ready",
+      );
+      return db;
     },
-    (err) => log.error({ err }, "ingestion did not start"),
-  );
+    inline: ingestionRunsInline(),
+  });
+  // Next waits for register() before it serves, so the first attempt is awaited: no request
+  // pays for a fresh PGlite's migrations. A database that is down does not hold the server up:
+  // /api/health answers 503 with the reason meanwhile. Ingestion itself starts in the
+  // background; the simulator's backlog arrives within seconds.
+  await supervisor.firstOpen;
+  const stop = async () => {
+    await supervisor.stop().catch((err) => log.error({ err }, "stopping ingestion failed"));
+  };
+  process.once("SIGTERM", () => void stop());
+  process.once("SIGINT", () => void stop());
 }

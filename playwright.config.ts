@@ -1,4 +1,3 @@
-import path from "node:path";
 import { defineConfig } from "@playwright/test";
 import {
   E2E_ADMIN_PASSWORD,
@@ -53,7 +52,7 @@ export default defineConfig({
       WIREWATCH_DATA_DIR: dataDir,
       // No sources file (whatever the working tree has): the sources are the simulator's, which
       // runs inside the server on a port the specs know (e2e/fixtures/simulator.ts drives it).
-      WIREWATCH_CONFIG: path.join(dataDir, "no-sources.json"),
+      WIREWATCH_CONFIG: "none",
       WIREWATCH_SIMULATOR: "on",
       SIMULATOR_PORT: String(simulatorPort),
       // The simulator's story API delivers its signed webhooks back to this server.

@@ -7,7 +7,7 @@ import { type Ingestion, reclaimAbandonedLeases, startIngestion } from "./ingest
 // before anything reads them. (On PostgreSQL the simulator is only started when asked: "on".)
 process.env.WIREWATCH_SIMULATOR = "on";
 process.env.SIMULATOR_PORT = "0";
-process.env.WIREWATCH_CONFIG = "/nonexistent/wirewatch.config.json";
+process.env.WIREWATCH_CONFIG = "none";
 
 let db: TestDatabase;
 let ingestion: Ingestion | undefined;

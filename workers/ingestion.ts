@@ -1,8 +1,8 @@
-import { config } from "@/lib/config";
+import { type Config, config } from "@/lib/config";
 import type { Database } from "@/lib/db";
 import { logger } from "@/lib/logger";
 import { type Simulator, startSimulator } from "@/simulator/server";
-import { readSourcesFile, type SourceConfig, sourceSchema } from "@/workers/sources/sourcesFile";
+import { loadSourcesFile, type SourceConfig, sourceSchema } from "@/workers/sources/sourcesFile";
 import { syncSources } from "@/workers/sources/syncSources";
 import { startWorkers, type Workers } from "./index";
 import { sweep } from "./queue/sweep";
@@ -21,7 +21,9 @@ export interface Ingestion {
 export async function startIngestion(db: Database): Promise<Ingestion> {
   const log = logger().child({ part: "ingestion" });
   const settings = config();
-  const fromFile: SourceConfig[] = (await readSourcesFile(settings.WIREWATCH_CONFIG)) ?? [];
+  // A bad file, or a named one that is missing, throws here, before anything is synced: syncing
+  // what could be read would switch off every file source the file still means to have.
+  const fromFile: SourceConfig[] = await loadSourcesFile(settings.WIREWATCH_CONFIG);
   const fromDashboard = await db.prisma.source.count({
     where: { enabled: true, configOrigin: "dashboard" },
   });
@@ -79,10 +81,14 @@ export async function startIngestion(db: Database): Promise<Ingestion> {
   };
 }
 
-/** Whether this process should run ingestion, from WIREWATCH_WORKERS and the database kind. */
-export function ingestionRunsInline(db: Database): boolean {
-  const mode = config().WIREWATCH_WORKERS;
-  return mode === "inline" || (mode === "auto" && db.kind === "pglite");
+/**
+ * Whether this process should run ingestion, from WIREWATCH_WORKERS and the database kind
+ * (PGlite exactly when DATABASE_URL is unset, as getDb() opens it), so it is known before the
+ * database answers.
+ */
+export function ingestionRunsInline(settings: Config = config()): boolean {
+  const mode = settings.WIREWATCH_WORKERS;
+  return mode === "inline" || (mode === "auto" && !settings.DATABASE_URL);
 }
 
 /**

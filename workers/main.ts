@@ -1,8 +1,10 @@
-import { ConfigError } from "@/lib/config";
+import { ConfigError, config } from "@/lib/config";
 import { getDb } from "@/lib/db";
 import { logger } from "@/lib/logger";
 import { serveMetrics } from "@/lib/metrics";
-import { startIngestion } from "./ingestion";
+import { ingestionStatus } from "./ingestionStatus";
+import { assertNamedSourcesFileExists } from "./sources/sourcesFile";
+import { superviseIngestion } from "./superviseIngestion";
 
 // `npm run workers`: ingestion in its own process, for PostgreSQL deployments where the web app
 // runs with WIREWATCH_WORKERS=off. SIGTERM/SIGINT stop collecting, then close the database.
@@ -11,26 +13,38 @@ import { startIngestion } from "./ingestion";
 
 async function main(): Promise<void> {
   const log = logger();
-  const db = await getDb();
-  const ingestion = await startIngestion(db);
-  const arg = (name: string) =>
-    process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined;
-  const metrics = process.argv.includes("--metrics-port")
-    ? await serveMetrics(Number(arg("--metrics-port")), arg("--metrics-host"))
-    : null;
-  log.info({ database: db.kind, location: db.location }, "workers running");
+  // A named sources file that is missing stops the process before anything opens.
+  await assertNamedSourcesFileExists(config().WIREWATCH_CONFIG);
+  // A database that is down at start is waited for (retried with growing pauses), as in the app.
+  const supervisor = superviseIngestion({ open: getDb, inline: true });
+  let metrics: Awaited<ReturnType<typeof serveMetrics>> | null = null;
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, "stopping workers");
-    await ingestion.stop();
+    await supervisor.stop();
     metrics?.close();
-    await db.close();
+    await (await getDb().catch(() => null))?.close();
     process.exit(0);
   };
   process.once("SIGTERM", () => void stop("SIGTERM"));
   process.once("SIGINT", () => void stop("SIGINT"));
+  const ingestion = await supervisor.ready;
+  if (stopping) return;
+  const status = ingestionStatus();
+  if (!ingestion) {
+    // A worker process that cannot run says why and stops, so its supervisor (systemd, k8s)
+    // shows it failed instead of a process that looks alive and collects nothing.
+    throw new Error(status?.mode === "inline" && status.reason ? status.reason : "did not start");
+  }
+  const arg = (name: string) =>
+    process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined;
+  metrics = process.argv.includes("--metrics-port")
+    ? await serveMetrics(Number(arg("--metrics-port")), arg("--metrics-host"))
+    : null;
+  const db = await getDb();
+  log.info({ database: db.kind, location: db.location }, "workers running");
 }
 
 main().catch((err: unknown) => {

@@ -1,4 +1,5 @@
-import { readFile } from "node:fs/promises";
+import { access, readFile } from "node:fs/promises";
+import path from "node:path";
 import { z } from "zod";
 
 /**
@@ -145,16 +146,71 @@ export function parseSourcesFile(text: string, file = "wirewatch.config.json"): 
   return parsed.data.sources;
 }
 
-/** Reads the sources file; a missing file means no configured sources. */
-export async function readSourcesFile(file: string): Promise<SourceConfig[] | null> {
+/** The default sources file: optional, so a checkout without one runs with none configured. */
+export const DEFAULT_SOURCES_FILE = "./wirewatch.config.json";
+
+export interface SourcesFileSetting {
+  file: string;
+  /** Named in WIREWATCH_CONFIG: a missing file is a mistake (a typo), not "no sources". */
+  required: boolean;
+}
+
+/**
+ * WIREWATCH_CONFIG read as a sources file: unset → the default file, which may be missing;
+ * "none" → no sources file at all; anything else → that file, which must exist (a mistyped
+ * path used to read as "no sources" and silently switched every file source off).
+ */
+export function sourcesFileSetting(value: string | undefined): SourcesFileSetting | null {
+  if (value === undefined) return { file: DEFAULT_SOURCES_FILE, required: false };
+  if (value === "none") return null;
+  return { file: value, required: true };
+}
+
+export class SourcesFileMissingError extends Error {
+  constructor(file: string) {
+    super(
+      `WIREWATCH_CONFIG names ${path.resolve(file)}, which does not exist ` +
+        '(unset it to use ./wirewatch.config.json when present, or set it to "none" for no sources file)',
+    );
+    this.name = "SourcesFileMissingError";
+  }
+}
+
+/** Reads the sources file; a missing default file means no configured sources. */
+export async function readSourcesFile(
+  file: string,
+  { required = false }: { required?: boolean } = {},
+): Promise<SourceConfig[] | null> {
   let text: string;
   try {
     text = await readFile(file, "utf8");
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw err;
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    if (required) throw new SourcesFileMissingError(file);
+    return null;
   }
   return parseSourcesFile(text, file);
+}
+
+/** The sources WIREWATCH_CONFIG configures: [] for none; throws for a missing named or bad file. */
+export async function loadSourcesFile(value: string | undefined): Promise<SourceConfig[]> {
+  const setting = sourcesFileSetting(value);
+  if (!setting) return [];
+  return (await readSourcesFile(setting.file, { required: setting.required })) ?? [];
+}
+
+/** At start-up, before anything else: a named sources file that is not there stops the process. */
+export async function assertNamedSourcesFileExists(value: string | undefined): Promise<void> {
+  const setting = sourcesFileSetting(value);
+  if (!setting?.required) return;
+  try {
+    await access(setting.file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") {
+      throw new SourcesFileMissingError(setting.file);
+    }
+    throw err;
+  }
 }
 
 function formatPath(path: PropertyKey[]): string {

@@ -1,7 +1,8 @@
-import { type DatabaseKind, getDb } from "@/lib/db";
+import { type Database, type DatabaseKind, getDb } from "@/lib/db";
+import { logger } from "@/lib/logger";
 
 export type DatabaseCheck =
-  | { ok: true; kind: DatabaseKind; location: string }
+  | { ok: true; kind: DatabaseKind }
   | { ok: false; code: "database_unavailable" | "database_timeout"; message: string };
 
 // Requests that arrive while the server starts already wait for instrumentation's register(),
@@ -11,14 +12,18 @@ export type DatabaseCheck =
 // a fresh PGlite start should a probe arrive before it is done.
 const DEADLINE_MS = 10_000;
 
-/** Readiness: opens the shared database if needed (waiting for migrations) and runs SELECT 1. */
-export async function checkDatabase(): Promise<DatabaseCheck> {
+/**
+ * Readiness: opens the shared database if needed (waiting for migrations) and runs SELECT 1.
+ * The answer is public, so it names no host, port or database and no driver text (which has
+ * them): those go to the server log.
+ */
+export async function checkDatabase(open: () => Promise<Database> = getDb): Promise<DatabaseCheck> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<"timeout">((resolve) => {
     timer = setTimeout(() => resolve("timeout"), DEADLINE_MS);
   });
   const probe = (async () => {
-    const db = await getDb();
+    const db = await open();
     await db.prisma.$queryRaw`SELECT 1`;
     return db;
   })();
@@ -32,9 +37,10 @@ export async function checkDatabase(): Promise<DatabaseCheck> {
         message: `the database did not answer within ${DEADLINE_MS / 1000} s`,
       };
     }
-    return { ok: true, kind: db.kind, location: db.location };
+    return { ok: true, kind: db.kind };
   } catch (err) {
-    return { ok: false, code: "database_unavailable", message: (err as Error).message };
+    logger().warn({ err }, "health: the database did not answer");
+    return { ok: false, code: "database_unavailable", message: "the database is not reachable" };
   } finally {
     clearTimeout(timer);
   }

@@ -1,20 +1,14 @@
-import { checkDatabase } from "./checkDatabase";
+import { checkHealth } from "./checkHealth";
 
 export const dynamic = "force-dynamic";
 
 const noStore = { "Cache-Control": "no-store" };
 
-/** Readiness probe: 200 once the database answers, 503 with the reason until then. */
+/**
+ * Readiness probe: 200 once the database answers and ingestion runs (when it runs in this
+ * process), else 503 with the reason as { error: { code, message } }.
+ */
 export async function GET(): Promise<Response> {
-  const check = await checkDatabase();
-  if (!check.ok) {
-    return Response.json(
-      { error: { code: check.code, message: check.message } },
-      { status: 503, headers: noStore },
-    );
-  }
-  return Response.json(
-    { status: "ok", database: { kind: check.kind, location: check.location } },
-    { headers: noStore },
-  );
+  const report = await checkHealth();
+  return Response.json(report.body, { status: report.ok ? 200 : 503, headers: noStore });
 }
