@@ -6,13 +6,13 @@ import {
   assertNamedSourcesFileExists,
   SourcesFileMissingError,
 } from "@/workers/sources/sourcesFile";
-import { superviseIngestion } from "@/workers/superviseIngestion";
+import { type Supervisor, superviseIngestion } from "@/workers/superviseIngestion";
 
 /**
  * Node runtime start: check the settings, then open the database (applying migrations) and
  * start what runs inline, retrying while the database does not answer.
  */
-export async function startServer(): Promise<void> {
+export async function startServer(): Promise<Supervisor> {
   try {
     const settings = config();
     // Only the process that runs ingestion reads the sources file; a worker process checks its
@@ -49,4 +49,5 @@ export async function startServer(): Promise<void> {
   };
   process.once("SIGTERM", () => void stop());
   process.once("SIGINT", () => void stop());
+  return supervisor;
 }
