@@ -135,6 +135,8 @@ describe("the migrated database matches prisma/schema.prisma", () => {
       result: "updated",
       reason: null,
       version: 3,
+      sightings: 12,
+      lastSeenAt: new Date("2026-06-12T09:11:00Z"),
     };
     const created = await db.prisma.newsEvent.create({ data });
     expect(created).toMatchObject(data);
@@ -143,6 +145,7 @@ describe("the migrated database matches prisma/schema.prisma", () => {
     await expect(
       db.prisma.newsEvent.create({ data: { ...data, result: "maybe" } }),
     ).rejects.toThrow();
+    await expect(db.prisma.newsEvent.create({ data: { ...data, sightings: 0 } })).rejects.toThrow();
   });
 
   it("repair_runs and repair_changes", async () => {
@@ -206,6 +209,10 @@ describe("the migrated database matches prisma/schema.prisma", () => {
       lastErrorAt: at,
       disabledReason: "http_410",
       disabledAt: at,
+      entriesLeftOut: 48_000,
+      entriesInDocument: 50_000,
+      entriesLeftOutAt: at,
+      pollEverySeconds: 15,
       updatedAt: at,
     };
     const created = await db.prisma.sourceState.create({ data: state });

@@ -42,6 +42,14 @@ interface OutcomeRow {
  * an authoritative one modifies only when news_merge changes something. No change → no UPDATE,
  * no version bump, no notification. Backfill never notifies. NOTIFY is transactional, so a
  * listener only hears of rows that were committed.
+ *
+ * Repeat sightings (docs/decisions/011): a delivery that changed nothing and is identical to the
+ * item's latest event (same collector, origin and kind, same payload apart from its observation
+ * time) adds no row; it is counted on that event (sightings + 1, last_seen_at). Re-applying a
+ * payload already applied never changes a row (news_merge only moves toward more information),
+ * so news_rebuild folds to the same row without it. A feed re-polled unchanged thus adds no
+ * news_events rows, where it used to add one per entry per poll. Two writers folding into one
+ * event serialise on its row lock, and the second adds to the first's count.
  */
 export async function writeObservations(
   db: Database,
@@ -89,11 +97,32 @@ export async function writeObservations(
              CASE WHEN w.inserted OR w.last_result <> 'unchanged' THEN w.version END AS version
       FROM inc LEFT JOIN written w ON w.entry_key = (inc.r).entry_key
     ),
+    repeat AS (
+      SELECT d.ord, latest.id
+      FROM decided d
+      CROSS JOIN LATERAL (
+        SELECT e.id, e.collector, e.origin, e.kind, e.payload FROM news_events e
+        WHERE e.entry_key = d.entry_key ORDER BY e.id DESC LIMIT 1
+      ) AS latest
+      WHERE d.result = 'unchanged'
+        AND latest.collector = d.payload->>'collector'
+        AND latest.origin = d.payload->>'origin'
+        AND latest.kind = d.payload->>'kind'
+        AND latest.payload - 'observed_at' - 'first_seen_at' = d.payload - 'observed_at' - 'first_seen_at'
+    ),
+    folded AS (
+      UPDATE news_events AS e SET
+        sightings = e.sightings + 1,
+        last_seen_at = greatest(coalesce(e.last_seen_at, e.observed_at), (d.payload->>'observed_at')::timestamptz)
+      FROM repeat r JOIN decided d ON d.ord = r.ord
+      WHERE e.id = r.id
+      RETURNING e.id
+    ),
     audit AS (
       INSERT INTO news_events (entry_key, source_id, collector, origin, kind, observed_at, revision, payload, result, version)
       SELECT d.entry_key, d.source_id, d.payload->>'collector', d.payload->>'origin', d.payload->>'kind',
              (d.payload->>'observed_at')::timestamptz, d.revision, d.payload, d.result, d.version
-      FROM decided d ORDER BY d.ord
+      FROM decided d WHERE d.ord NOT IN (SELECT ord FROM repeat) ORDER BY d.ord
       RETURNING id, entry_key
     ),
     notify AS (
@@ -105,9 +134,10 @@ export async function writeObservations(
     )
     -- count(*) reads notify to the end, so every pg_notify runs (a SELECT CTE runs only as far
     -- as it is read).
-    SELECT d.ord, a.id, d.result, d.version, s.sent,
+    SELECT d.ord, coalesce(a.id, r.id) AS id, d.result, d.version, s.sent,
            (d.payload->>'origin' <> 'backfill' AND d.result IN ('inserted', 'upgraded', 'updated')) AS notified
-    FROM decided d JOIN audit a ON a.entry_key = d.entry_key
+    FROM decided d LEFT JOIN audit a ON a.entry_key = d.entry_key
+         LEFT JOIN repeat r ON r.ord = d.ord
          CROSS JOIN (SELECT count(*) AS sent FROM notify) AS s
     ORDER BY d.ord`;
   return toOutcomes(batch, rows);

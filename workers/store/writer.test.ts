@@ -437,3 +437,75 @@ describe("writeBatch", () => {
     expect((await row(b.guid)).title).toBe("b2");
   });
 });
+
+describe("repeat sightings (docs/decisions/011)", () => {
+  const poll = (id: { sourceId: string; guid: string }, at: number, extra = {}) => ({
+    ...id,
+    ...rich,
+    collector: "A",
+    origin: "poll" as const,
+    observedAt: new Date(Date.UTC(2026, 5, 12, 10, 0, at)),
+    ...extra,
+  });
+
+  it("folds identical repeats from one collector and origin into the item's latest event", async () => {
+    const id = newItem();
+    const out = [];
+    for (const at of [0, 30, 60, 90, 120]) out.push(await observe(db, poll(id, at)));
+    expect(out.map((o) => o.result)).toEqual([
+      "inserted",
+      "unchanged",
+      "unchanged",
+      "unchanged",
+      "unchanged",
+    ]);
+    expect(new Set(out.map((o) => o.eventId)).size).toBe(1);
+    const [only, ...rest] = await events(id.guid);
+    expect(rest).toEqual([]);
+    expect(only).toMatchObject({ result: "inserted", sightings: 5, version: 1 });
+    expect(only?.observedAt.toISOString()).toBe("2026-06-12T10:00:00.000Z");
+    expect(only?.lastSeenAt?.toISOString()).toBe("2026-06-12T10:02:00.000Z");
+  });
+
+  it("keeps every distinct observation: another collector, another origin, a change, a revert", async () => {
+    const id = newItem();
+    await observe(db, poll(id, 0));
+    await observe(db, poll(id, 1, { collector: "B" }));
+    await observe(db, poll(id, 2, { collector: "B" }));
+    await observe(db, poll(id, 3, { origin: "primary" }));
+    await observe(db, poll(id, 4, { summary: "Dock workers return after eight days." }));
+    await observe(db, poll(id, 5));
+    await observe(db, poll(id, 6));
+    const history = await events(id.guid);
+    expect(history.map((e) => [e.collector, e.origin, e.sightings])).toEqual([
+      ["A", "poll", 1],
+      ["B", "poll", 2],
+      ["A", "primary", 1],
+      ["A", "poll", 1],
+      ["A", "poll", 2],
+    ]);
+    const [same] = await db.prisma.$queryRaw<{ same: boolean }[]>`
+      SELECT (n.title, n.summary, n.version) IS NOT DISTINCT FROM (b.title, b.summary, n.version) AS same
+      FROM news n CROSS JOIN LATERAL news_rebuild(n.entry_key) b WHERE n.canonical_id = ${id.guid}`;
+    expect(same?.same).toBe(true);
+  });
+
+  it("folds within one batch as well, and a batch of repeats adds no row", async () => {
+    const items = [newItem(), newItem(), newItem()];
+    await writeBatch(
+      db,
+      items.flatMap((id) => [
+        { kind: "observe" as const, input: poll(id, 0) },
+        { kind: "observe" as const, input: poll(id, 30) },
+      ]),
+    );
+    const before = await db.prisma.newsEvent.count();
+    const again = await writeBatch(
+      db,
+      items.map((id) => ({ kind: "observe" as const, input: poll(id, 60) })),
+    );
+    expect(again.map((o) => o.result)).toEqual(["unchanged", "unchanged", "unchanged"]);
+    expect(await db.prisma.newsEvent.count()).toBe(before);
+    for (const id of items) expect((await events(id.guid))[0]?.sightings).toBe(3);
+  });
+});

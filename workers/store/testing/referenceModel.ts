@@ -15,6 +15,11 @@ import type { ObservationInput } from "../observation";
  *
  * For values that agree within a revision (as a real source's do) the result does not depend
  * on the order at all, which the property tests check separately.
+ *
+ * History (docs/decisions/011): every delivery is one news_events row, except an observation or
+ * edit identical to the item's previous delivery (same collector, origin, kind and content; only
+ * the observation time may differ), which is counted on that row instead. Such a repeat can never
+ * change the row, so the rules above give the same result with or without it.
  */
 
 export type Delivery =
@@ -113,6 +118,29 @@ export function expectedRow(applied: Delivery[]): ModelRow {
     ...new Set(trusted.flatMap((d) => (d.input.instruments ?? []) as string[])),
   ].sort();
   return row;
+}
+
+/** The sightings of each news_events row the item's deliveries make, in the order applied. */
+export function expectedSightings(applied: Delivery[]): number[] {
+  const rows: number[] = [];
+  let previous: string | null = null;
+  for (const d of applied) {
+    const { observedAt: _at, ...content } = d.input;
+    const same = JSON.stringify([d.kind, sortedKeys(content)]);
+    if (d.kind !== "retract" && same === previous) rows[rows.length - 1] += 1;
+    else rows.push(1);
+    previous = same;
+  }
+  return rows;
+}
+
+/** The content as the writer stores it: nothing, empty, false and [] alike; sets sorted. */
+function sortedKeys(o: Record<string, unknown>): [string, unknown][] {
+  return Object.entries(o)
+    .filter(([, v]) => v !== undefined && v !== null && v !== "" && v !== false)
+    .map(([k, v]): [string, unknown] => [k, Array.isArray(v) ? [...new Set(v)].sort() : v])
+    .filter(([, v]) => !(Array.isArray(v) && v.length === 0))
+    .sort(([a], [b]) => (a < b ? -1 : 1));
 }
 
 /** One item's truth: what the source says at each of its revisions. */
