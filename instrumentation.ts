@@ -8,6 +8,10 @@ export async function register(): Promise<void> {
   // NEXT_RUNTIME is replaced by Next at build time (it is not configuration), which keeps the
   // Node-only database code out of the edge bundle.
   if (process.env.NEXT_RUNTIME === "nodejs") {
+    // First, so that every request Next handles carries its socket's peer address
+    // (lib/auth/peer.ts): route handlers have no other way to know who is asking.
+    const { installPeerStamp } = await import("./lib/auth/peer");
+    installPeerStamp();
     const { startServer } = await import("./instrumentation-node");
     await startServer();
   }

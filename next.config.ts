@@ -11,6 +11,10 @@ const securityHeaders = [
   { key: "Permissions-Policy", value: "camera=(), microphone=(), geolocation=(), payment=()" },
 ];
 const apiHeaders = [{ key: "Content-Security-Policy", value: API_CSP }];
+const bodyHeaders = [
+  { type: "header" as const, key: "transfer-encoding" },
+  { type: "header" as const, key: "content-length", value: "0*[1-9][0-9]*" },
+];
 // The login page and the auth API are never kept by a browser or a proxy (every API answer made
 // with lib/api/respond.ts says no-store too).
 const noStore = [{ key: "Cache-Control", value: "no-store" }];
@@ -37,6 +41,14 @@ const nextConfig: NextConfig = {
     return [
       { source: "/:path*", headers: securityHeaders },
       { source: "/api/:path*", headers: apiHeaders },
+      // A page request with a body is the one kind proxy.ts does not see (it would make Next
+      // read the body to its end first), so it gets no nonce: its answer gets the API's CSP,
+      // which runs no script at all. The dashboard never sends one (docs/decisions/013).
+      ...bodyHeaders.map((has) => ({
+        source: "/((?!api/).*)",
+        has: [has],
+        headers: apiHeaders,
+      })),
       { source: "/login", headers: noStore },
       { source: "/api/auth/:path*", headers: noStore },
     ];

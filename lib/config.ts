@@ -1,4 +1,26 @@
+import ipaddr from "ipaddr.js";
 import { z } from "zod";
+
+/** A comma-separated list: entries trimmed, empty ones dropped. */
+const list = z
+  .string()
+  .optional()
+  .transform((v) =>
+    (v ?? "")
+      .split(",")
+      .map((e) => e.trim())
+      .filter(Boolean),
+  );
+
+function isAddressOrCidr(entry: string): boolean {
+  try {
+    if (entry.includes("/")) ipaddr.parseCIDR(entry);
+    else ipaddr.parse(entry);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 // Every setting wirewatch reads, in one place. Nothing else reads process.env.
 // A bad value fails at start with the setting's name and what was expected.
@@ -25,6 +47,25 @@ const schema = z.object({
    * webhooks to <WIREWATCH_URL>/api/webhooks/stories. Default http://127.0.0.1:<PORT>.
    */
   WIREWATCH_URL: z.string().url().optional(),
+  /**
+   * The Host names (with any port) the app answers; any other is refused with 421, so a page
+   * that rebinds its own name to this machine's address cannot read it (docs/decisions/013).
+   * Always allowed besides: localhost, 127.0.0.1, [::1] and the host of WIREWATCH_URL.
+   */
+  WIREWATCH_ALLOWED_HOSTS: list.pipe(
+    z.array(
+      z
+        .string()
+        .regex(/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)$/i, "must be host names without scheme or port"),
+    ),
+  ),
+  /**
+   * Addresses or CIDRs of the reverse proxies whose X-Forwarded-For is believed; none by default,
+   * so the client is the socket's peer address (docs/decisions/013).
+   */
+  WIREWATCH_TRUSTED_PROXIES: list.pipe(
+    z.array(z.string().refine(isAddressOrCidr, "must be IP addresses or CIDRs (10.0.0.0/8)")),
+  ),
   /** Where the simulator listens (inline and `npm run simulator`); 0 picks a free port. */
   SIMULATOR_PORT: z.coerce.number().int().min(0).max(65_535).default(4100),
   /**

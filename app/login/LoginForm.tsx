@@ -5,11 +5,7 @@ import { type FormEvent, useState } from "react";
 import { ApiError } from "@/components/hooks/api";
 import { useAdminSession, useLogin } from "@/components/hooks/useAdminSession";
 import styles from "./login.module.css";
-
-/** Where to go after logging in: a path of this site only (never another origin). */
-function safeNext(next: string | null): string {
-  return next?.startsWith("/") && !next.startsWith("//") && !next.startsWith("/\\") ? next : "/";
-}
+import { safeNext } from "./safeNext";
 
 function errorText(error: unknown): string {
   if (!(error instanceof ApiError)) return "could not reach wirewatch";
@@ -33,7 +29,7 @@ export function LoginForm() {
     login.mutate(password, {
       onSuccess: () => {
         setPassword("");
-        router.push(safeNext(params.get("next")));
+        router.push(safeNext(params.get("next"), window.location.origin));
       },
     });
   };

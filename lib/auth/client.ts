@@ -1,28 +1,70 @@
 import ipaddr from "ipaddr.js";
+import { config } from "../config";
+import { peerAddress } from "./peer";
 
-/**
- * Who is asking, as far as a Next.js route handler can tell. Route handlers do not see the socket:
- * `next start` puts its peer address in `x-forwarded-for` only when the request did not carry
- * one, so a client can write this header itself. Good enough to key a rate limit; for the
- * loopback-only mode it is one of several checks (see isLoopbackRequest), never the only one.
- */
-export function clientAddress(request: Request): string {
-  const forwarded = request.headers.get("x-forwarded-for");
-  const hops = forwarded
-    ?.split(",")
+function parseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
+  try {
+    return ipaddr.process(address.trim().replace(/^\[|\]$/g, ""));
+  } catch {
+    return null;
+  }
+}
+
+/** Whether an address is one of the trusted proxies (addresses or CIDRs). */
+export function isTrustedProxy(address: string, trusted: readonly string[]): boolean {
+  const parsed = parseAddress(address);
+  if (!parsed) return false;
+  return trusted.some((entry) => {
+    try {
+      if (!entry.includes("/")) return parseAddress(entry)?.toString() === parsed.toString();
+      const [range, bits] = ipaddr.parseCIDR(entry);
+      const candidate =
+        parsed.kind() === range.kind()
+          ? parsed
+          : parsed.kind() === "ipv4"
+            ? (parsed as ipaddr.IPv4).toIPv4MappedAddress()
+            : null;
+      return candidate ? candidate.match(range, bits) : false;
+    } catch {
+      return false;
+    }
+  });
+}
+
+function forwardedHops(request: Request): string[] {
+  return (request.headers.get("x-forwarded-for") ?? "")
+    .split(",")
     .map((h) => h.trim())
     .filter(Boolean);
-  // The last hop is the one the nearest proxy (or Next itself) wrote.
-  return hops?.at(-1) ?? "unknown";
+}
+
+/**
+ * Who is asking (docs/decisions/013). The socket's peer address (stamped on the request by
+ * lib/auth/peer.ts, since route handlers never see the socket) unless that peer is one of the
+ * trusted proxies (WIREWATCH_TRUSTED_PROXIES, none by default): then X-Forwarded-For is read
+ * from the right, skipping trusted proxies, and the first address that is not one is the
+ * client. Everything left of it was written by the client and is never believed. A request with
+ * no stamp (it reached the server before the stamp was installed, or a test built it) falls back
+ * to the last X-Forwarded-For hop.
+ */
+export function clientAddress(
+  request: Request,
+  trusted: readonly string[] = config().WIREWATCH_TRUSTED_PROXIES,
+): string {
+  const peer = peerAddress(request);
+  const hops = forwardedHops(request);
+  if (peer === null) return hops.at(-1) ?? "unknown";
+  let client = peer;
+  while (isTrustedProxy(client, trusted)) {
+    const next = hops.pop();
+    if (next === undefined) break;
+    client = next;
+  }
+  return parseAddress(client)?.toString() ?? client;
 }
 
 function isLoopbackAddress(address: string): boolean {
-  try {
-    const parsed = ipaddr.process(address.replace(/^\[|\]$/g, ""));
-    return parsed.range() === "loopback";
-  } catch {
-    return false;
-  }
+  return parseAddress(address)?.range() === "loopback";
 }
 
 /** The host name of a Host header value ("localhost:3000", "[::1]:3000"), lower-cased. */
@@ -40,19 +82,18 @@ function isLoopbackHost(host: string | null): boolean {
 
 /**
  * A request from this machine: the Host it was sent to is a loopback name (so a page on another
- * site cannot reach us through DNS rebinding: its Host would be its own name) and every
- * `x-forwarded-for` hop, when there is one, is a loopback address. Both headers are the client's
- * to write, so a non-browser client that can reach the port could claim to be local: the
- * loopback-only mode is for a machine whose port is not reachable by others (docs/decisions/009).
+ * site cannot reach us through DNS rebinding: its Host would be its own name), the client
+ * (clientAddress) is a loopback address, and so is every X-Forwarded-For hop there is (a proxy
+ * on this machine forwarding someone else's request says who in that header). Without a peer
+ * stamp both headers are the client's to write, so a non-browser client that can reach the
+ * port could claim to be local: the loopback-only mode is for a machine whose port is not
+ * reachable by others (docs/decisions/009).
  */
 export function isLoopbackRequest(request: Request): boolean {
   if (!isLoopbackHost(request.headers.get("host") ?? new URL(request.url).host)) return false;
-  const forwarded = request.headers.get("x-forwarded-for");
-  if (!forwarded) return true;
-  return forwarded
-    .split(",")
-    .map((h) => h.trim())
-    .every((h) => h !== "" && isLoopbackAddress(h));
+  const peer = peerAddress(request);
+  if (peer !== null && !isLoopbackAddress(peer)) return false;
+  return forwardedHops(request).every(isLoopbackAddress);
 }
 
 /** Served over https, directly or behind a proxy that says so. */

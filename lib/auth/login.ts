@@ -1,9 +1,10 @@
 import { z } from "zod";
+import { readJsonBody } from "../api/body";
 import { apiError, json } from "../api/respond";
 import { clientAddress, isHttps } from "./client";
 import { type AuthContext, adminStatus, checkMutationRequest, resolveContext } from "./guard";
 import { passwordMatches } from "./password";
-import { type LoginRateLimiter, loginLimiter } from "./rateLimit";
+import { type LoginRateLimiter, loginLimiter, rateLimitKey } from "./rateLimit";
 import {
   loadAdminState,
   openSession,
@@ -16,10 +17,14 @@ import {
 
 const LoginBody = z.object({ password: z.string().min(1).max(1024) });
 
+/** `{ "password": … }` of at most 1,024 characters, escaped, fits in 4 KiB with room to spare. */
+const LOGIN_BODY_LIMIT = 4096;
+
 /**
  * POST /api/auth/login `{ password }`: same-origin JSON only; 409 no_password when ADMIN_PASSWORD
- * is not set; 429 with Retry-After after too many wrong passwords; 401 for a wrong one; else a
- * new session cookie and the status.
+ * is not set; 429 with Retry-After after too many wrong passwords from the client's address
+ * (lib/auth/client.ts); 413 for a body over 4 KiB, 400 for one that is not { password }; 401 for
+ * a wrong password; else a new session cookie and the status.
  */
 export async function login(
   request: Request,
@@ -39,7 +44,7 @@ export async function login(
         : "no ADMIN_PASSWORD is set: admin actions are disabled on PostgreSQL until one is",
     );
   }
-  const client = clientAddress(request);
+  const client = rateLimitKey(clientAddress(request));
   const now = ctx.now ?? Date.now();
   const wait = limiter.retryAfter(client, now);
   if (wait !== null) {
@@ -47,12 +52,9 @@ export async function login(
       "retry-after": String(wait),
     });
   }
-  if (Number(request.headers.get("content-length") ?? 0) > 4096) {
-    return apiError(413, "too_large", "a login body is { password } and nothing more");
-  }
-  const body = LoginBody.safeParse(await request.json().catch(() => null));
-  if (!body.success) return apiError(400, "bad_request", "expected { password: string }");
-  if (!passwordMatches(body.data.password, ctx.adminPassword)) {
+  const body = await readJsonBody(request, LoginBody, { limit: LOGIN_BODY_LIMIT });
+  if (!body.ok) return body.response;
+  if (!passwordMatches(body.value.password, ctx.adminPassword)) {
     limiter.fail(client, now);
     return apiError(401, "wrong_password", "wrong password");
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LoginRateLimiter } from "./rateLimit";
+import { LoginRateLimiter, rateLimitKey } from "./rateLimit";
 
 describe("LoginRateLimiter", () => {
   it("locks a client out after 10 failures until the oldest leaves the 15-minute window", () => {
@@ -22,9 +22,17 @@ describe("LoginRateLimiter", () => {
     expect(limiter.retryAfter("a", 2)).toBeNull();
   });
 
-  it("caps failures across clients, so rotating addresses does not help", () => {
-    const limiter = new LoginRateLimiter(10, 60_000, 5);
-    for (let i = 0; i < 5; i++) limiter.fail(`client-${i}`, i);
-    expect(limiter.retryAfter("someone-new", 10)).toBe(60);
+  it("one client's failures, however many, never lock out another", () => {
+    const limiter = new LoginRateLimiter();
+    for (let i = 0; i < 100; i++) limiter.fail("attacker", i);
+    expect(limiter.retryAfter("attacker", 200)).toBe(15 * 60);
+    expect(limiter.retryAfter("admin", 200)).toBeNull();
+  });
+
+  it("keys IPv6 clients by their /64, IPv4 ones by address", () => {
+    expect(rateLimitKey("2001:db8:1:2:aaaa::1")).toBe(rateLimitKey("2001:db8:1:2:bbbb::9"));
+    expect(rateLimitKey("2001:db8:1:2::1")).not.toBe(rateLimitKey("2001:db8:1:3::1"));
+    expect(rateLimitKey("::ffff:203.0.113.7")).toBe("203.0.113.7");
+    expect(rateLimitKey("203.0.113.7")).not.toBe(rateLimitKey("203.0.113.8"));
   });
 });

@@ -1,6 +1,7 @@
 import * as crypto from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { requireAdmin } from "@/lib/auth/guard";
+import { stampPeer } from "@/lib/auth/peer";
 import { SESSION_COOKIE } from "@/lib/auth/session";
 import type { Database } from "@/lib/db";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
@@ -161,7 +162,67 @@ describe("POST /api/auth/login", () => {
     huge.headers.set("content-length", "10020");
     expect((await loginRoute(huge)).status).toBe(413);
   });
+
+  it("refuses a 20 MB chunked body with 413, reading no more than its cap", async () => {
+    const chunk = new Uint8Array(64 * 1024).fill(0x61);
+    let sent = 0;
+    let peak = 0;
+    const before = memory();
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"password":"'));
+      },
+      pull(controller) {
+        peak = Math.max(peak, memory() - before);
+        if (sent >= 20 * 1024 * 1024) return controller.close();
+        sent += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+    });
+    const request = new Request(`${ORIGIN}/api/auth/login`, {
+      method: "POST",
+      headers: {
+        host: "localhost:3000",
+        origin: ORIGIN,
+        "content-type": "application/json",
+        "x-forwarded-for": newClient(),
+      },
+      body,
+      duplex: "half",
+    } as RequestInit);
+    const res = await loginRoute(request);
+    peak = Math.max(peak, memory() - before);
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({ error: { code: "too_large" } });
+    expect(sent).toBeLessThan(1024 * 1024);
+    expect(peak).toBeLessThan(20 * 1024 * 1024);
+  });
+
+  it("keys the limit on the peer: rotated X-Forwarded-For neither escapes it nor locks out others", async () => {
+    const fromPeer = (peer: string, password: string, forwardedFor?: string) => {
+      const request = post("/api/auth/login", { password }, { client: forwardedFor ?? "" });
+      if (!forwardedFor) request.headers.delete("x-forwarded-for");
+      stampPeer(request.headers, peer);
+      return request;
+    };
+    const statuses: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      const rotated = `198.18.${i >> 8}.${i & 255}`;
+      statuses.push((await loginRoute(fromPeer("203.0.113.7", `guess ${i}`, rotated))).status);
+    }
+    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
+    expect(statuses.slice(10)).toEqual(Array(90).fill(429));
+    // The admin, from another address, logs in at once; the guesser stays locked out.
+    expect((await loginRoute(fromPeer("192.0.2.10", PASSWORD))).status).toBe(200);
+    expect((await loginRoute(fromPeer("203.0.113.7", PASSWORD, "192.0.2.10"))).status).toBe(429);
+  });
 });
+
+/** Heap plus Buffers: what buffering a body would cost. */
+function memory(): number {
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+}
 
 describe("POST /api/auth/logout", () => {
   it("ends every session: an old cookie stops working", async () => {

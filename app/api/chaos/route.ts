@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { readJsonBody } from "@/lib/api/body";
 import { apiError, json } from "@/lib/api/respond";
 import { requireAdmin, requireReader } from "@/lib/auth/guard";
 import {
@@ -11,7 +12,6 @@ import {
 } from "@/lib/chaos";
 import { writeAudit } from "@/lib/dashboard/audit";
 import { getDb } from "@/lib/db";
-import { parseBody } from "../dead-letters/filter";
 
 export const dynamic = "force-dynamic";
 
@@ -51,7 +51,7 @@ export async function POST(request: Request): Promise<Response> {
   if (!chaosEnabled()) return notFound();
   const auth = await requireAdmin(request);
   if (auth instanceof Response) return auth;
-  const body = await parseBody(request, Body);
+  const body = await readJsonBody(request, Body);
   if (!body.ok) return body.response;
   const db = await getDb();
   const b = body.value;

@@ -64,22 +64,3 @@ export const SelectionBody = z.strictObject({
 export function bodyFilter(f: z.infer<typeof SelectionBody>["filter"]): DeadLetterFilterInput {
   return { ...toFilter(f), ...(f.ids ? { ids: f.ids } : {}) };
 }
-
-/** Parses a JSON body with a schema; a 400 naming the field when it fails. */
-export async function parseBody<S extends z.ZodType>(
-  request: Request,
-  schema: S,
-): Promise<{ ok: true; value: z.infer<S> } | { ok: false; response: Response }> {
-  const raw = await request.json().catch(() => undefined);
-  const parsed = schema.safeParse(raw);
-  if (parsed.success) return { ok: true, value: parsed.data };
-  const issue = parsed.error.issues[0];
-  return {
-    ok: false,
-    response: apiError(
-      400,
-      "bad_request",
-      `${issue?.path.join(".") || "body"}: ${issue?.message ?? "invalid"}`,
-    ),
-  };
-}

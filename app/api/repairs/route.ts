@@ -1,9 +1,9 @@
 import { z } from "zod";
+import { readJsonBody } from "@/lib/api/body";
 import { apiError, json, parseQuery } from "@/lib/api/respond";
 import { requireAdmin, requireReader } from "@/lib/auth/guard";
 import { listRepairRuns, RepairBusyError, startRepair } from "@/lib/dashboard/repairs";
 import { getDb } from "@/lib/db";
-import { parseBody } from "../dead-letters/filter";
 
 export const dynamic = "force-dynamic";
 
@@ -38,7 +38,7 @@ const Body = z.strictObject({ dryRun: z.boolean() });
 export async function POST(request: Request): Promise<Response> {
   const auth = await requireAdmin(request);
   if (auth instanceof Response) return auth;
-  const body = await parseBody(request, Body);
+  const body = await readJsonBody(request, Body);
   if (!body.ok) return body.response;
   try {
     const started = await startRepair(await getDb(), {

@@ -1,8 +1,9 @@
+import { readJsonBody } from "@/lib/api/body";
 import { json } from "@/lib/api/respond";
 import { requireAdmin } from "@/lib/auth/guard";
 import { getDb } from "@/lib/db";
 import { discardDeadLetters } from "@/workers/queue/deadLetters";
-import { badSelection, bodyFilter, parseBody, SelectionBody } from "../filter";
+import { badSelection, bodyFilter, SelectionBody } from "../filter";
 
 export const dynamic = "force-dynamic";
 
@@ -13,7 +14,7 @@ export const dynamic = "force-dynamic";
 export async function POST(request: Request): Promise<Response> {
   const auth = await requireAdmin(request);
   if (auth instanceof Response) return auth;
-  const body = await parseBody(request, SelectionBody);
+  const body = await readJsonBody(request, SelectionBody);
   if (!body.ok) return body.response;
   const { filter, all, dryRun, cap } = body.value;
   try {

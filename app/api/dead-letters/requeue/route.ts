@@ -1,9 +1,10 @@
 import { z } from "zod";
+import { readJsonBody } from "@/lib/api/body";
 import { json } from "@/lib/api/respond";
 import { requireAdmin } from "@/lib/auth/guard";
 import { getDb } from "@/lib/db";
 import { requeueDeadLetters } from "@/workers/queue/deadLetters";
-import { badSelection, bodyFilter, parseBody, SelectionBody } from "../filter";
+import { badSelection, bodyFilter, SelectionBody } from "../filter";
 
 export const dynamic = "force-dynamic";
 
@@ -17,7 +18,7 @@ const Body = SelectionBody.extend({ force: z.boolean().default(false) });
 export async function POST(request: Request): Promise<Response> {
   const auth = await requireAdmin(request);
   if (auth instanceof Response) return auth;
-  const body = await parseBody(request, Body);
+  const body = await readJsonBody(request, Body);
   if (!body.ok) return body.response;
   const { filter, all, dryRun, force, cap } = body.value;
   try {

@@ -1,3 +1,4 @@
+import { readBodyBytes } from "@/lib/api/body";
 import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db";
 import { emit } from "@/lib/events";
@@ -15,12 +16,14 @@ export const dynamic = "force-dynamic";
  * Webhooks). No session: the signature is the credential. The raw body is read (never more than
  * 1 MiB, else 413) before anything parses it, because the signature covers its exact bytes.
  * Answers 200 once the event is recorded (its work runs on the story queue), 401/400/404/413
- * with { outcome, reason, message } when refused, 503 when it could not be recorded.
+ * with { outcome, reason, message } when refused, 503 when it could not be recorded; 421 in the
+ * error shape when sent to a host this server does not answer to (lib/auth/hosts.ts).
  */
 export async function POST(request: Request): Promise<Response> {
   const sourceId = new URL(request.url).searchParams.get("source");
-  const body = await readCapped(request, WEBHOOK_MAX_BYTES);
-  if (body === null) {
+  const read = await readBodyBytes(request, { limit: WEBHOOK_MAX_BYTES });
+  if (!read.ok && read.response.status !== 413) return read.response;
+  if (!read.ok) {
     const message = `the body is larger than ${WEBHOOK_MAX_BYTES} bytes`;
     // Counted under the source only when it names one that exists: ?source= is the sender's.
     const db = await getDb().catch(() => null);
@@ -51,33 +54,13 @@ export async function POST(request: Request): Promise<Response> {
       { status: 503, headers: { "retry-after": "5" } },
     );
   }
-  const answer = await receiveWebhook(db, { sourceId, headers: request.headers, body });
+  const answer = await receiveWebhook(db, {
+    sourceId,
+    headers: request.headers,
+    body: read.value,
+  });
   return json(answer.body, {
     status: answer.status,
     headers: answer.status === 503 ? { "retry-after": "5" } : {},
   });
-}
-
-/** The body, or null once it passes `max` bytes (read no further: the rest is never buffered). */
-async function readCapped(request: Request, max: number): Promise<Buffer | null> {
-  const declared = Number(request.headers.get("content-length"));
-  if (Number.isFinite(declared) && declared > max) {
-    await request.body?.cancel().catch(() => {});
-    return null;
-  }
-  if (!request.body) return Buffer.alloc(0);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(Buffer.from(value));
-  }
-  return Buffer.concat(chunks);
 }
