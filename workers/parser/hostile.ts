@@ -52,18 +52,28 @@ function prologEnd(text: string): number {
 }
 
 /**
- * Throws FeedParseError for entity declarations (or a DOCTYPE inside the document); otherwise
- * returns the document from its root element on. The prolog is dropped because nothing in it
- * matters once checked, and fast-xml-parser would read HTML's lowercase `<!doctype html>` as an
- * element.
+ * Where the document's root element starts, after checking the prolog: throws FeedParseError
+ * for entity declarations. (readFeedInSlices.ts refuses a DOCTYPE inside the document during
+ * its own scan, instead of the whole-text pass below.)
  */
-export function stripSafeProlog(text: string): string {
+export function safePrologEnd(text: string): number {
   const end = prologEnd(text);
   if (/<!ENTITY/i.test(text.slice(0, end))) {
     throw new FeedParseError(
       "the DOCTYPE declares entities (<!ENTITY); feeds never need them and entity declarations are how billion-laughs and XXE attacks work",
     );
   }
+  return end;
+}
+
+/**
+ * Throws FeedParseError for entity declarations (or a DOCTYPE inside the document); otherwise
+ * returns the document from its root element on. The prolog is dropped because nothing in it
+ * matters once checked, and fast-xml-parser would read HTML's lowercase `<!doctype html>` as an
+ * element.
+ */
+export function stripSafeProlog(text: string): string {
+  const end = safePrologEnd(text);
   // fast-xml-parser also honours a DOCTYPE found inside the root element, which XML forbids;
   // refuse one there too (CDATA sections, where an article may quote one, are skipped).
   if (/<!DOCTYPE/i.test(text.slice(end).replace(/<!\[CDATA\[[\s\S]*?\]\]>/g, ""))) {

@@ -17,7 +17,8 @@ export interface ParseFeedOptions {
   contentType?: string;
 }
 
-function formatOf(root: XmlElement): FeedFormat {
+/** Which feed format a root element is; throws FeedParseError when it is none. */
+export function formatOf(root: XmlElement): FeedFormat {
   if (root.local === "rss" && (root.ns === "" || !root.ns.includes("w3.org"))) {
     return /^0\.9/.test(root.attrs.version?.trim() ?? "") ? "rss09x" : "rss2";
   }
