@@ -1,10 +1,9 @@
 import { createHash } from "node:crypto";
 import type { Database } from "@/lib/db";
-import { type FetchResult, type FetchSourceOptions, fetchSource } from "@/workers/fetcher";
+import { beginPoll, type Fetched, type FetchSourceOptions } from "@/workers/fetcher";
 import { maxAgeFrom } from "@/workers/schedule/nextPoll";
 import { type Delivery, type Writer, writeBatch } from "@/workers/store";
 import { recordActivity, recordContent } from "./collectorStatus";
-import { reportParseError } from "./reportParseError";
 import type { SourceRef } from "./sourceRef";
 
 export interface RefreshOutcome {
@@ -24,10 +23,12 @@ export type BodyReading = { deliveries: Delivery[]; ttlMinutes?: number } | { un
 
 /**
  * The part every polled source shares: the polite fetch (breaker, robots, rate budget,
- * conditional GET, retries, all recorded) → a 304 is activity → a body is read by `read` → an
- * unreadable body is recorded and held against the breaker → the deliveries go through the
- * writer in one batch (`write`: by default writeBatch; the stages pass the write buffer) → activity, and content when the body changed since this collector's last
- * look (the first look counts when it brought anything new).
+ * conditional GET, retries, all recorded) → a 304 is activity → a body is read by `read` → the
+ * poll is settled: its one breaker verdict, with the source's own breaker options, and the 200's
+ * attempt row with its final code (an unreadable body is `parse_error`, a failure like a 503) →
+ * the deliveries go through the writer in one batch (`write`: by default writeBatch; the stages
+ * pass the write buffer) → activity, and content when the body changed since this collector's
+ * last look (the first look counts when it brought anything new).
  */
 export async function pollOnce(
   db: Database,
@@ -35,32 +36,43 @@ export async function pollOnce(
   collector: string,
   previousBodyHash: string | null,
   fetchOptions: FetchSourceOptions,
-  read: (fetched: FetchResult & { body: Buffer }) => BodyReading,
+  read: (fetched: Fetched & { body: Buffer }) => BodyReading | Promise<BodyReading>,
   write: Writer = (deliveries) => writeBatch(db, deliveries),
 ): Promise<RefreshOutcome> {
-  const fetched = await fetchSource(db, source, collector, fetchOptions);
+  const poll = await beginPoll(db, source, collector, fetchOptions);
+  const { fetched } = poll;
   const outcome: RefreshOutcome = {
     code: fetched.code,
     changed: 0,
     entries: 0,
-    maxAgeSeconds: maxAgeFrom(fetched.cacheControl),
+    // A failed poll's Cache-Control describes its error page: waiting an hour on it would keep
+    // the breaker from ever reaching its verdict.
+    maxAgeSeconds:
+      fetched.code === "ok" || fetched.notModified ? maxAgeFrom(fetched.cacheControl) : null,
     ttlMinutes: null,
     retryAfterSeconds: fetched.retryAfterSeconds ?? null,
     bodyHash: previousBodyHash,
   };
-  if (fetched.code === "not_modified") {
-    await recordActivity(db, source.id, collector, "not_modified");
+  if (fetched.code !== "ok" || !fetched.body) {
+    await poll.settle();
+    if (fetched.notModified) await recordActivity(db, source.id, collector, "not_modified");
     return outcome;
   }
-  if (fetched.code !== "ok" || !fetched.body) return outcome;
   await recordActivity(db, source.id, collector, "fetch");
   outcome.bodyHash = createHash("sha256").update(fetched.body).digest("hex");
 
-  const reading = read({ ...fetched, body: fetched.body });
-  if ("unreadable" in reading) {
-    await reportParseError(db, source.id, collector, reading.unreadable);
-    return { ...outcome, code: "parse_error" };
+  let reading: BodyReading;
+  try {
+    reading = await read({ ...fetched, body: fetched.body });
+  } catch (err) {
+    await poll.abandon();
+    throw err;
   }
+  if ("unreadable" in reading) {
+    await poll.settle(reading.unreadable);
+    return { ...outcome, code: "parse_error", maxAgeSeconds: null };
+  }
+  await poll.settle();
   outcome.ttlMinutes = reading.ttlMinutes ?? null;
   const written = await write(reading.deliveries);
   outcome.entries = reading.deliveries.length;

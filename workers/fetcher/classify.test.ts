@@ -70,7 +70,17 @@ describe("what each code does", () => {
     ]) {
       expect(countsAgainstBreaker(c as never)).toBe(false);
     }
-    for (const c of ["http_5xx", "http_429", "http_4xx", "timeout", "dns", "tls", "too_large"]) {
+    // A 200 that is not a feed is the source failing, like a 503.
+    for (const c of [
+      "http_5xx",
+      "http_429",
+      "http_4xx",
+      "timeout",
+      "dns",
+      "tls",
+      "too_large",
+      "parse_error",
+    ]) {
       expect(countsAgainstBreaker(c as never)).toBe(true);
     }
   });

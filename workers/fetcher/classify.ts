@@ -9,7 +9,8 @@
  * - `protocol`: the peer spoke broken HTTP or sent a corrupt compressed body.
  * - `breaker_open`, `disabled`: no request was made; the source's breaker is open (or its probe
  *   is out) or the source was disabled after a 404/410.
- * - `parse_error` is never produced here: it is reserved for the parser stage.
+ * - `parse_error`: a 200 whose body the caller could not read (not a feed, not a page): never
+ *   produced by the transport, only when the caller settles the poll (index.ts PendingPoll).
  */
 export const FETCH_CODES = [
   "ok",
@@ -100,8 +101,8 @@ export function isSuccess(code: FetchCode): boolean {
 
 /**
  * Counts toward the source's breaker. Not: successes; 404/410 (they disable the source instead);
- * robots and SSRF refusals (our policy, not the source's health); parse errors (the transport
- * worked); skipped fetches.
+ * robots and SSRF refusals (our policy, not the source's health); skipped fetches. A parse error
+ * does count: a source that answers 200 with something that is not a feed is not working.
  */
 export function countsAgainstBreaker(code: FetchCode): boolean {
   return !(
@@ -110,7 +111,6 @@ export function countsAgainstBreaker(code: FetchCode): boolean {
     code === "http_410" ||
     code === "blocked_robots" ||
     code === "blocked_ssrf" ||
-    code === "parse_error" ||
     code === "breaker_open" ||
     code === "disabled"
   );

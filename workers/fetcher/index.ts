@@ -2,6 +2,7 @@ import type { Database } from "@/lib/db";
 import { type Attempt, attemptGet, fullFetch, header, validatorHeaders } from "./attempt";
 import { admit } from "./breaker/admit";
 import { type BreakerConfig, DEFAULT_BREAKER } from "./breaker/config";
+import { releaseProbe } from "./breaker/releaseProbe";
 import type { FetchCode } from "./classify";
 import { checkHonesty } from "./honesty";
 import {
@@ -57,7 +58,8 @@ export interface FetchSourceOptions {
   accept?: string;
 }
 
-export interface FetchResult extends Verdict {
+/** What one poll fetched, before its verdict (see PendingPoll). */
+export interface Fetched {
   code: FetchCode;
   status?: number;
   body?: Buffer;
@@ -84,23 +86,50 @@ export interface FetchResult extends Verdict {
   cacheControl?: string;
 }
 
+/** A poll with its verdict: `parse_error` when the caller could not read the 200's body. */
+export interface FetchResult extends Fetched, Verdict {}
+
+/**
+ * A poll whose requests are done and recorded, except a 200's: whether that one was a success
+ * depends on its body, which only the caller can read. `settle` writes its fetch_attempts row
+ * with the final code (`ok`, or `parse_error` with the reader's message) and gives the breaker
+ * the poll's one verdict. Settle every poll once; `abandon` is for a reader that threw: the row is
+ * written as the transport saw it and a probe hands its slot back, with no verdict either way.
+ */
+export interface PendingPoll {
+  fetched: Fetched;
+  settle(unreadable?: string): Promise<FetchResult>;
+  abandon(): Promise<void>;
+}
+
 const FEED_ACCEPT =
   "application/rss+xml, application/atom+xml, application/rdf+xml, application/xml;q=0.9, text/xml;q=0.8, */*;q=0.1";
 const HOUR_MS = 3_600_000;
 
-/**
- * The polite pipeline a collector calls for one poll of one source, top to bottom:
- * breaker admit → robots.txt → rate budget (per hop, inside the guarded GET) → conditional GET,
- * or the honesty check's unconditional one → retries (429/5xx/timeout with full jitter; none for
- * a half-open probe) → one fetch_attempts row per attempt → outage watch → breaker verdict (or
- * disable on 404/410). The source's faults come back as codes; only database errors throw.
- */
+/** One poll judged by its transport alone (a 200 is a success): for callers with no body to read. */
 export async function fetchSource(
   db: Database,
   source: FetchTarget,
   collector: string,
   options: FetchSourceOptions = {},
 ): Promise<FetchResult> {
+  return (await beginPoll(db, source, collector, options)).settle();
+}
+
+/**
+ * The polite pipeline a collector calls for one poll of one source, top to bottom:
+ * breaker admit → robots.txt → rate budget (per hop, inside the guarded GET) → conditional GET,
+ * or the honesty check's unconditional one → retries (429/5xx/timeout with full jitter; none for
+ * a half-open probe) → one fetch_attempts row per attempt (a 200's when it is settled) → the
+ * caller reads the body → settle: outage watch → the breaker's one verdict for the poll (or
+ * disable on 404/410). The source's faults come back as codes; only database errors throw.
+ */
+export async function beginPoll(
+  db: Database,
+  source: FetchTarget,
+  collector: string,
+  options: FetchSourceOptions = {},
+): Promise<PendingPoll> {
   const deps: FetcherDeps = {
     now: Date.now,
     ...realRetryDeps,
@@ -111,17 +140,23 @@ export async function fetchSource(
   };
   const breaker = { ...DEFAULT_BREAKER, ...options.breaker };
   const started = deps.now();
-  const skipped = (code: FetchCode, message: string): FetchResult => ({
-    code,
-    finalUrl: source.url,
-    notModified: false,
-    bytes: 0,
-    durationMs: deps.now() - started,
-    attempts: 0,
-    conditional: false,
-    message: `fetcher: ${message}`,
-    outage: false,
-  });
+  const skipped = (code: FetchCode, message: string): PendingPoll => {
+    const fetched: Fetched = {
+      code,
+      finalUrl: source.url,
+      notModified: false,
+      bytes: 0,
+      durationMs: deps.now() - started,
+      attempts: 0,
+      conditional: false,
+      message: `fetcher: ${message}`,
+    };
+    return {
+      fetched,
+      settle: async () => ({ ...fetched, outage: false }),
+      abandon: async () => {},
+    };
+  };
 
   const state = await loadSourceState(db, source.id, options.honestyIntervalMs ?? HOUR_MS);
   if (state.disabled) return skipped("disabled", `source ${source.id} is disabled`);
@@ -158,6 +193,8 @@ export async function fetchSource(
   const accept = { accept: options.accept ?? FEED_ACCEPT };
   let attempts = 0;
   let caught = false;
+  // The 200's row, written by settle (or abandon) once the body has been judged.
+  let pending: { retry: number; ms: number } | null = null;
   let final: Attempt | null =
     options.robots === false
       ? null
@@ -185,7 +222,10 @@ export async function fetchSource(
         attempts++;
         const t0 = deps.now();
         const attempt = await attemptGet(() => get(source.url, headers), t0);
-        await record(attempt, retry, conditional, deps.now() - t0);
+        // A 200 is never retried, so it is the poll's last attempt: its row waits for settle,
+        // which knows whether the body was a feed.
+        if (attempt.code === "ok") pending = { retry, ms: deps.now() - t0 };
+        else await record(attempt, retry, conditional, deps.now() - t0);
         return attempt;
       },
       policy,
@@ -202,33 +242,61 @@ export async function fetchSource(
     }
   }
 
-  const host = hostOf(final.res?.finalUrl ?? source.url);
-  const verdict = await recordVerdict(
-    db,
-    source.id,
-    host,
-    final,
-    breaker,
-    deps.outage,
-    admission.probeToken,
-  );
-  const res = final.res;
-  return {
-    code: final.code,
+  const last: Attempt = final;
+  const res = last.res;
+  const fetched: Fetched = {
+    code: last.code,
     status: res?.status,
-    body: final.code === "ok" ? res?.body : undefined,
+    body: last.code === "ok" ? res?.body : undefined,
     contentType: res ? (header(res, "content-type") ?? undefined) : undefined,
     finalUrl: res?.finalUrl ?? source.url,
-    notModified: final.code === "not_modified",
+    notModified: last.code === "not_modified",
     bytes: res?.body.length ?? 0,
     durationMs: deps.now() - started,
     permanentRedirect: res?.permanentRedirect,
     attempts,
     conditional,
-    message: final.message,
+    message: last.message,
     ...(caught ? { caughtLyingValidators: true } : {}),
-    ...pacing(final),
-    ...verdict,
+    ...pacing(last),
+  };
+  const row = pending as { retry: number; ms: number } | null;
+  let done = false;
+  const once = () => {
+    if (done) throw new Error(`fetcher: the poll of ${source.id} was already settled`);
+    done = true;
+  };
+  return {
+    fetched,
+    settle: async (unreadable) => {
+      once();
+      // A 200 that is not a feed is the source failing: recorded as such, and without its
+      // validators (fullFetch keeps only an ok's), or the next poll's 304 would count that same
+      // broken body as a success.
+      const judged: Attempt =
+        row && unreadable !== undefined
+          ? { ...last, code: "parse_error", message: unreadable.slice(0, 2_000) }
+          : last;
+      if (row) await record(judged, row.retry, conditional, row.ms);
+      const host = hostOf(fetched.finalUrl);
+      const verdict = await recordVerdict(
+        db,
+        source.id,
+        host,
+        judged,
+        breaker,
+        deps.outage,
+        admission.probeToken,
+      );
+      return judged === last
+        ? { ...fetched, ...verdict }
+        : { ...fetched, code: judged.code, body: undefined, message: judged.message, ...verdict };
+    },
+    abandon: async () => {
+      once();
+      if (row) await record(last, row.retry, conditional, row.ms);
+      if (admission.probeToken) await releaseProbe(db, source.id, admission.probeToken);
+    },
   };
 }
 

@@ -16,7 +16,9 @@ export interface Verdict {
 }
 
 /**
- * What one poll's final outcome does to its source. Success closes the breaker. While our own
+ * What one poll's final outcome does to its source, once per poll, after the caller read the
+ * body (a 200 that did not parse arrives here as parse_error). Success (a 200 that parsed, a
+ * 304) closes the breaker. While our own
  * network is out (outage.ts), failures neither count nor disable. 404/410 disable the source
  * without counting. Other failures count toward the breaker (a failed probe reopens it). A
  * probe that ends without any of these verdicts hands its slot back.

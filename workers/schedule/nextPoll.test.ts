@@ -25,9 +25,24 @@ describe("nextPollSeconds", () => {
     ).toBe(6 * 3600);
   });
 
-  it("backs off on failures, at most 8×", () => {
-    expect(nextPollSeconds({ baseSeconds: 60, hot: true, failures: 1 }, mid)).toBe(120);
-    expect(nextPollSeconds({ baseSeconds: 60, hot: false, failures: 10 }, mid)).toBe(480);
+  it("checks a failing source again within 30 s, so five failed polls fit in 3 minutes", () => {
+    expect(nextPollSeconds({ baseSeconds: 10, hot: false, failures: 1 }, mid)).toBe(20);
+    expect(nextPollSeconds({ baseSeconds: 60, hot: true, failures: 1 }, mid)).toBe(30);
+    expect(nextPollSeconds({ baseSeconds: 60, hot: false, failures: 10 }, mid)).toBe(30);
+    const highest = () => 0.999999;
+    for (const baseSeconds of [5, 10, 30, 60, 300, 3_600, 86_400]) {
+      let gaps = 0;
+      for (let failures = 1; failures < 5; failures++) {
+        gaps += nextPollSeconds({ baseSeconds, hot: false, failures }, highest);
+      }
+      expect(gaps).toBeLessThanOrEqual(4 * 33);
+    }
+  });
+
+  it("a failing source's Retry-After is still obeyed", () => {
+    expect(
+      nextPollSeconds({ baseSeconds: 60, hot: false, failures: 2, retryAfterSeconds: 120 }, mid),
+    ).toBe(120);
   });
 
   it("spreads polls by ±10%", () => {
