@@ -155,6 +155,39 @@ describe("dead-letter routes", () => {
   });
 });
 
+describe("requeue route: a dead letter whose key a live job holds", () => {
+  it("is resolved by one requeue: archived as superseded by that job, audited, no longer counted", async () => {
+    const { POST } = await import("./dead-letters/requeue/route");
+    const [dead] = await makeDeadLetters(db, "frontier", [
+      { key: "fetch:held:A", sourceId: "held" },
+    ]);
+    const live = await db.prisma.job.create({
+      data: { queue: "frontier", key: "fetch:held:A", sourceId: "held" },
+    });
+    const res = await POST(post("/api/dead-letters/requeue", { filter: { ids: [dead] } }, true));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      requeued: 0,
+      superseded: 1,
+      supersededBy: { [dead as string]: String(live.id) },
+      refused: {},
+    });
+    expect(
+      await db.prisma.job.findUniqueOrThrow({ where: { id: BigInt(dead as string) } }),
+    ).toMatchObject({ state: "archived" });
+    const last = await db.prisma.adminAudit.findFirstOrThrow({ orderBy: { id: "desc" } });
+    expect(last).toMatchObject({
+      actor: "admin",
+      action: "dead_letters.requeue",
+      affected: 1,
+      detail: expect.objectContaining({
+        superseded: [{ id: dead, by: String(live.id), reason: `superseded by job ${live.id}` }],
+      }),
+    });
+    await db.prisma.job.delete({ where: { id: live.id } });
+  });
+});
+
 describe("repair route", () => {
   it("refused without a session: no run, no audit; allowed: a run in the background and an audit row", async () => {
     const { POST, GET } = await import("./repairs/route");

@@ -130,7 +130,9 @@ export function DeadLettersView() {
               .map(([why, n]) => `${n} refused (${why})`)
               .join(", ");
             setNotice(
-              `Requeued ${r.requeued} of ${r.matched}${refused ? `; ${refused}` : ""}.` +
+              `Requeued ${r.requeued} of ${r.matched}` +
+                (r.superseded > 0 ? `; ${r.superseded} resolved (${supersededText(r)})` : "") +
+                `${refused ? `; ${refused}` : ""}.` +
                 (r.moreMatched ? ` ${r.capped} more left for another call.` : ""),
             );
             done();
@@ -479,6 +481,7 @@ function ConfirmPanel({
   const n =
     pending.kind === "requeue" ? (p as RequeueResult).requeued : (p as DiscardResult).discarded;
   const refused = pending.kind === "requeue" ? (p as RequeueResult).refused : {};
+  const superseded = pending.kind === "requeue" ? (p as RequeueResult).superseded : 0;
   const breakerRefused = refused["breaker open"] ?? 0;
   const verb = pending.kind === "requeue" ? "Requeue" : "Discard";
   return (
@@ -491,6 +494,12 @@ function ConfirmPanel({
         {pending.kind === "requeue" ? "requeued" : "discarded (archived, not deleted)"}.
         {p.moreMatched ? ` ${p.capped} more are beyond the cap of ${p.cap}.` : ""}
       </p>
+      {superseded > 0 ? (
+        <p data-testid="dry-run-superseded">
+          {superseded} would be resolved, not requeued: {supersededText(p as RequeueResult)}. The
+          live job is the same work, due again; the dead letter is archived and the action audited.
+        </p>
+      ) : null}
       {Object.keys(refused).length > 0 ? (
         <ul aria-label="Refusals">
           {Object.entries(refused).map(([why, count]) => (
@@ -499,7 +508,7 @@ function ConfirmPanel({
               {why === "breaker open"
                 ? " (its source's circuit breaker is open: it would fail again at once)"
                 : why === "already queued"
-                  ? " (a live job with the same key exists)"
+                  ? " (a newer dead letter with the same key is requeued instead)"
                   : ""}
             </li>
           ))}
@@ -509,10 +518,12 @@ function ConfirmPanel({
         <button
           type="button"
           className={`${s.button} ${pending.kind === "requeue" ? s.primary : s.danger}`}
-          disabled={busy || n === 0}
+          disabled={busy || n + superseded === 0}
           onClick={() => onConfirm(false)}
         >
-          {verb} {n}
+          {n === 0 && superseded > 0
+            ? `Resolve ${superseded}`
+            : `${verb} ${n}${superseded > 0 ? `, resolve ${superseded}` : ""}`}
         </button>
         {breakerRefused > 0 ? (
           <button
@@ -602,4 +613,12 @@ function Inspector({ id, onClose }: { id: string; onClose: () => void }) {
       ) : null}
     </section>
   );
+}
+
+/** "already queued as job 12", or for several "already queued as jobs 12, 14 …". */
+function supersededText(r: RequeueResult): string {
+  const by = [...new Set(Object.values(r.supersededBy))];
+  if (by.length === 1) return `already queued as job ${by[0]}`;
+  const shown = by.slice(0, 5).join(", ");
+  return `already queued as jobs ${shown}${by.length > 5 ? " …" : ""}`;
 }

@@ -259,6 +259,14 @@ export async function run(args: string[]): Promise<number> {
             (r.requeued > 1
               ? ` over ${r.spreadSeconds.toFixed(1)} s at ${r.ratePerSecond}/s`
               : "") +
+            (r.superseded > 0
+              ? `; ${r.dryRun ? "would resolve" : "resolved"} ${r.superseded} (${Object.entries(
+                  r.supersededBy,
+                )
+                  .slice(0, 5)
+                  .map(([dead, live]) => `${dead} superseded by job ${live}`)
+                  .join(", ")})`
+              : "") +
             (refused.length > 0 ? `; refused: ${refused.join(", ")}` : "") +
             (r.refused["breaker open"] ? " (--force to requeue anyway)" : "") +
             (r.moreMatched ? `; ${r.capped} more over the cap of ${r.cap} (run again)` : "") +

@@ -204,7 +204,7 @@ describe("stats", () => {
 });
 
 describe("requeue", () => {
-  it("a dry run counts, refuses with reasons, changes nothing, and is audited", async () => {
+  it("a dry run counts, refuses with reasons, supersedes, changes nothing, and is audited", async () => {
     await makeDeadLetters(db, "fetch", [
       { key: "k1", sourceId: "src-closed" },
       { key: "k2", sourceId: "src-open" },
@@ -221,7 +221,8 @@ describe("requeue", () => {
       dryRun: true,
       matched: 3,
       requeued: 1,
-      refused: { [REFUSALS.breakerOpen]: 1, [REFUSALS.alreadyQueued]: 1 },
+      refused: { [REFUSALS.breakerOpen]: 1 },
+      superseded: 1, // k3: the live job holds its key
       capped: 0,
       moreMatched: false,
     });
@@ -231,11 +232,11 @@ describe("requeue", () => {
       actor,
       action: AUDIT_ACTIONS.requeue,
       dryRun: true,
-      affected: 1,
+      affected: 2,
       target: { filter: { queue: "fetch" }, all: false, cap: 10_000, force: false },
       detail: {
         matched: 3,
-        refused: { "breaker open": 1, "already queued": 1 },
+        refused: { "breaker open": 1 },
         cap: 10_000,
         capped: 0,
       },
@@ -322,6 +323,51 @@ describe("requeue", () => {
       claimed.map((c) => c.lease),
     );
     expect(await requeueDeadLetter(db, old as string, { actor })).toMatchObject({ requeued: 1 });
+  });
+
+  it("a dead letter whose key a live job holds is resolved by it: archived, audited, counted no more", async () => {
+    // The frontier's recurring fetch job died; the scheduler made a new one with the same key.
+    const [dead, other] = await makeDeadLetters(db, "fetch", [
+      { key: "fetch:src-a:A", sourceId: "src-open" },
+      { key: "plain" },
+    ]);
+    const [live] = await enqueue(db, "fetch", [{ key: "fetch:src-a:A", sourceId: "src-open" }]);
+    const dry = await requeueDeadLetters(db, { actor, filter: { queue: "fetch" }, dryRun: true });
+    expect(dry).toMatchObject({
+      matched: 2,
+      requeued: 1,
+      superseded: 1,
+      supersededBy: { [dead as string]: live },
+      refused: {},
+    });
+    expect((await job(dead as string)).state).toBe("dead");
+
+    const result = await requeueDeadLetter(db, dead as string, { actor });
+    expect(result).toMatchObject({
+      matched: 1,
+      requeued: 0,
+      superseded: 1,
+      supersededBy: { [dead as string]: live },
+      refused: {},
+    });
+    expect(await job(dead as string)).toMatchObject({ state: "archived", requeues: 0 });
+    expect(await job(live as string)).toMatchObject({ state: "ready" });
+    expect((await deadLetterStats(db)).depth).toBe(1); // only `other` is left
+    expect((await listDeadLetters(db)).items.map((d) => d.id)).toEqual([other]);
+    const [, audit] = await audits();
+    expect(audit).toMatchObject({
+      action: AUDIT_ACTIONS.requeue,
+      dryRun: false,
+      affected: 1,
+      detail: {
+        superseded: [{ id: dead, by: live, reason: `superseded by job ${live}` }],
+      },
+    });
+    // Asked again: nothing left to do, and nothing refused.
+    expect(await requeueDeadLetter(db, dead as string, { actor })).toMatchObject({
+      matched: 0,
+      superseded: 0,
+    });
   });
 
   it("spreads requeued jobs at the rate, caps a call and says more matched", async () => {
@@ -456,7 +502,7 @@ describe.skipIf(!requireRealPostgres("concurrent requeues"))(
       expect(rows.reduce((n, r) => n + r.affected, 0)).toBe(15);
     });
 
-    it("a key that becomes live while the requeue runs is skipped, not an error", async () => {
+    it("a key that becomes live while the requeue runs is superseded by that job, not an error", async () => {
       const [dead] = await makeDeadLetters(db, "race", [{ key: "contended" }]);
       const other = await db.connectAnother();
       let release: () => void = () => {};
@@ -483,8 +529,8 @@ describe.skipIf(!requireRealPostgres("concurrent requeues"))(
       release();
       await tx;
       const result = await requeue;
-      expect(result).toMatchObject({ requeued: 0, refused: { "already queued": 1 } });
-      expect((await job(dead as string)).state).toBe("dead");
+      expect(result).toMatchObject({ requeued: 0, superseded: 1, refused: {} });
+      expect((await job(dead as string)).state).toBe("archived");
       expect(await audits()).toHaveLength(1);
     });
   },

@@ -8,12 +8,15 @@ import { resolveSelection, type Selection, SelectionError } from "./selection";
 /** Requeued jobs become due this many per second by default, so a bulk requeue trickles in. */
 export const DEFAULT_RATE_PER_SECOND = 10;
 
+/** At most this many superseded ids are answered and audited one by one (the count is exact). */
+const SUPERSEDED_LISTED = 100;
+
 /** Why a matching dead letter was not requeued. */
 export const REFUSALS = {
   /** Its source's circuit breaker is open: it would fail again at once (use force). */
   breakerOpen: "breaker open",
-  /** A live (ready or leased) job with the same queue and key exists, or another dead letter
-   *  with that key was chosen in this call. */
+  /** Another dead letter with the same queue and key, newer, is requeued in this call. (One
+   *  whose key a live job already holds is not refused: it is superseded, see below.) */
   alreadyQueued: "already queued",
   /** Chosen, but requeued or discarded by someone else while this call ran. */
   changedMeanwhile: "no longer dead",
@@ -40,6 +43,10 @@ export interface RequeueResult {
   ids: string[];
   /** Not requeued, by reason (see REFUSALS). */
   refused: Record<string, number>;
+  /** Resolved instead of requeued: a live job holds its key (archived, or in a dry run would be). */
+  superseded: number;
+  /** Dead letter id → the live job holding its key (the first 100). */
+  supersededBy: Record<string, string>;
   cap: number;
   /** Eligible but beyond the cap: left as dead letters for another call. */
   capped: number;
@@ -58,6 +65,8 @@ interface Row {
   ids: string[] | null;
   refused: Record<string, number>;
   capped: number;
+  superseded: number;
+  superseded_by: Record<string, string> | null;
   audit_id: string;
   woke: number;
 }
@@ -67,8 +76,12 @@ interface Row {
  * one statement that also writes its admin_audit row. Each keeps its id and history (job_failures
  * stay, requeues + 1) and starts over: state 'ready', attempts 0. Its last error and fingerprint
  * are kept (what it last died of; a new failure overwrites them, a success deletes the job).
- * Refused: a source whose breaker is open (unless `force`), a key already live ("already
- * queued"). At most `cap` per call, spread out at `ratePerSecond`. Concurrent calls on the same
+ * A dead letter whose key a live (ready or leased) job holds is superseded by it: that job is
+ * the same work, wanted again (the frontier makes a source's recurring fetch job anew with the
+ * same key when one dies), so requeueing can never succeed and refusing would leave it dead for
+ * ever. It is archived as "superseded by job N" (docs/decisions/016), in the audit row, whatever
+ * the breaker. Refused: a source whose breaker is open (unless `force`), a newer dead letter of
+ * the same key requeued in this call ("already queued"). At most `cap` per call, spread out at `ratePerSecond`. Concurrent calls on the same
  * dead letter make one job: the UPDATE only takes rows still 'dead', and a racing second call
  * waits on the row lock, re-checks and finds it 'ready'. Wakes the queues' workers.
  */
@@ -87,7 +100,7 @@ export async function requeueDeadLetters(
   const audited = { ...target, cap, ratePerSecond: rate, force };
   // A live job with the same key can appear between this statement's snapshot and its UPDATE
   // (an enqueue, or a concurrent requeue of another dead letter with that key): the unique index
-  // then refuses the UPDATE. Running the statement again sees that job and skips the key.
+  // then refuses the UPDATE. Running the statement again sees that job and supersedes by it.
   for (let attempt = 1; ; attempt++) {
     try {
       return await requeueOnce(db, actor, filter, cap, rate, dryRun, force, audited);
@@ -122,11 +135,16 @@ async function requeueOnce(
     target,
     dryRun,
     affected: dryRun
-      ? Prisma.sql`SELECT count(*) FROM chosen`
-      : Prisma.sql`SELECT count(*) FROM requeued`,
+      ? Prisma.sql`(SELECT count(*) FROM chosen) + (SELECT count(*) FROM supersedable)`
+      : Prisma.sql`(SELECT count(*) FROM requeued) + (SELECT count(*) FROM superseded)`,
     detail: Prisma.sql`jsonb_build_object(
       'matched', (SELECT count(*) FROM matched),
       'refused', (SELECT refused FROM refusals),
+      'superseded', (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                       'id', id::text, 'by', live_id::text,
+                       'reason', 'superseded by job ' || live_id::text) ORDER BY id), '[]'::jsonb)
+                     FROM (SELECT id, live_id FROM supersedable ORDER BY id
+                           LIMIT ${SUPERSEDED_LISTED}) l),
       'cap', ${cap}::int,
       'capped', (SELECT count(*) FROM eligible) - (SELECT count(*) FROM chosen),
       'ratePerSecond', ${rate}::float8)`,
@@ -135,20 +153,28 @@ async function requeueOnce(
     WITH matched AS (
       SELECT j.id, j.queue, j.key, j.dead_at,
              coalesce(s.breaker_state = 'open', false) AS breaker_open,
-             j.key IS NOT NULL AND EXISTS (
-               SELECT 1 FROM jobs l
+             CASE WHEN j.key IS NOT NULL THEN (
+               SELECT l.id FROM jobs l
                WHERE l.queue = j.queue AND l.key = j.key AND l.state IN ('ready', 'leased')
-             ) AS live,
+               LIMIT 1
+             ) END AS live_id,
              row_number() OVER (PARTITION BY j.queue, j.key ORDER BY j.id DESC) AS key_rank
       FROM jobs j
       LEFT JOIN source_state s ON s.source_id = j.source_id
       WHERE ${deadLetterWhere(filter)}
+    ), supersedable AS (
+      SELECT id, live_id FROM matched WHERE live_id IS NOT NULL
+    ), superseded AS (
+      UPDATE jobs t SET state = 'archived', archived_at = now()
+      FROM supersedable s
+      WHERE t.id = s.id AND t.state = 'dead' AND NOT ${dryRun}::boolean
+      RETURNING t.id, s.live_id
     ), classified AS (
       SELECT id, dead_at,
              CASE WHEN breaker_open AND NOT ${force}::boolean THEN ${REFUSALS.breakerOpen}::text
-                  WHEN key IS NOT NULL AND (live OR key_rank > 1) THEN ${REFUSALS.alreadyQueued}::text
+                  WHEN key IS NOT NULL AND key_rank > 1 THEN ${REFUSALS.alreadyQueued}::text
              END AS refusal
-      FROM matched
+      FROM matched WHERE live_id IS NULL
     ), eligible AS (
       SELECT id, row_number() OVER (ORDER BY dead_at, id) AS pos
       FROM classified WHERE refusal IS NULL
@@ -180,6 +206,11 @@ async function requeueOnce(
                 ELSE (SELECT array_agg(id::text ORDER BY pos) FROM requeued) END AS ids,
            (SELECT refused FROM refusals) AS refused,
            ((SELECT count(*) FROM eligible) - (SELECT count(*) FROM chosen))::int AS capped,
+           (CASE WHEN ${dryRun}::boolean THEN (SELECT count(*) FROM supersedable)
+                 ELSE (SELECT count(*) FROM superseded) END)::int AS superseded,
+           (SELECT jsonb_object_agg(id::text, live_id::text)
+            FROM (SELECT id, live_id FROM supersedable ORDER BY id
+                  LIMIT ${SUPERSEDED_LISTED}) l) AS superseded_by,
            (SELECT id::text FROM audit) AS audit_id,
            (SELECT count(*) FROM (SELECT pg_notify(${JOBS_CHANNEL}, queue)
                                   FROM (SELECT DISTINCT queue FROM requeued) q) n)::int AS woke`;
@@ -192,6 +223,8 @@ async function requeueOnce(
     requeued,
     ids: row.ids ?? [],
     refused: row.refused,
+    superseded: row.superseded,
+    supersededBy: row.superseded_by ?? {},
     cap,
     capped: row.capped,
     moreMatched: row.capped > 0,
