@@ -7,6 +7,7 @@ import { sourceSchema } from "@/workers/sources/sourcesFile";
 import { syncSources } from "@/workers/sources/syncSources";
 import { refreshFeed } from "./refreshFeed";
 import { refreshPage } from "./refreshPage";
+import { writeBatch } from "./store";
 import { watchStream } from "./watchStream";
 
 // The collectors against the newsroom simulator on loopback, in simulated time: what a newcomer's
@@ -128,6 +129,32 @@ describe("collectors against the simulator", () => {
       stop.abort();
       await watcher;
     }
+  });
+
+  it("a stop that lands while the stream is backfilling ends the watcher at once, disconnected", async () => {
+    sim.control.publish({ outlet: "wire", title: "In the history before the connect" });
+    sim.control.advance(50);
+    const stop = new AbortController();
+    // The stop arrives during the backfill that follows the connect, before events are read.
+    const watcher = watchStream(db, ref("wire"), "A", stop.signal, {
+      idleTimeoutMs: 60_000,
+      write: async (deliveries) => {
+        stop.abort();
+        return writeBatch(db, deliveries);
+      },
+    });
+    // The simulator sends nothing more on its own (simulated time): a watcher that kept reading
+    // would wait for the 60 s idle timeout.
+    const ended = await Promise.race([
+      watcher.then(() => "ended"),
+      new Promise((r) => setTimeout(() => r("still reading after 5 s"), 5_000)),
+    ]);
+    expect(ended).toBe("ended");
+    const status = await db.prisma.collectorStatus.findUniqueOrThrow({
+      where: { sourceId_collector: { sourceId: "wire", collector: "A" } },
+    });
+    expect(status.connected).toBe(false);
+    await until("the connection to close", async () => !sim.control.connections().wire);
   });
 
   it("polls feeds: entries written once, unchanged feeds answer 304 and count as successes", async () => {

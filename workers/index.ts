@@ -67,6 +67,10 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
     log.debug(frontier, "frontier synced");
   };
   await sync();
+  const stream = streamStage(db, buffer.write, {
+    stream: options.stream,
+    recheckMs: options.streamRecheckMs,
+  });
   const queue = await startQueueWorker(db, {
     ...options.queue,
     queues: {
@@ -75,10 +79,7 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
         concurrency: options.fetchConcurrency,
         hotForMs: options.hotForMs,
       }),
-      [STREAM_QUEUE]: streamStage(db, buffer.write, {
-        stream: options.stream,
-        recheckMs: options.streamRecheckMs,
-      }),
+      [STREAM_QUEUE]: stream,
       [STORY_QUEUE]: storyStage(db, options.stories),
     },
   });
@@ -95,8 +96,27 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
     stop: async () => {
       clearInterval(refresh);
       await queue.stop(options.stopDeadlineMs ?? 10_000);
+      // The aborted stream watchers finish unwinding (their disconnect is written last), so what
+      // stop() leaves in collector_status is final. They end within a database round trip or two
+      // of the abort; a database that hangs is cut off after the same deadline.
+      const unwound = await settleWithin(stream.settled(), options.stopDeadlineMs ?? 10_000);
+      if (!unwound)
+        log.warn("stream watchers still unwinding at stop; their last writes may land later");
       await buffer.close();
       log.info({ buffer: buffer.stats() }, "workers stopped");
     },
   };
+}
+
+/** Whether `work` ended within `ms` (it keeps running either way). */
+async function settleWithin(work: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([work.then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

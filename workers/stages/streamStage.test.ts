@@ -1,9 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, requireRealPostgres, type TestDatabase } from "@/lib/testing/db";
 import { type Simulator, startSimulator } from "@/simulator/server";
+import type { ClaimedJob } from "@/workers/queue/types";
 import { sourceSchema } from "@/workers/sources/sourcesFile";
 import { syncSources } from "@/workers/sources/syncSources";
 import { startWorkers, type Workers } from "../index";
+import { syncFrontier } from "./frontier";
+import { streamStage } from "./streamStage";
 
 // The stream stage on the queue, against the simulator's primary stream: one watcher per
 // (stream, collector) however many runtimes run, and a takeover when the watcher goes away.
@@ -84,4 +87,104 @@ describe("the stream stage", () => {
       }
     },
   );
+  it("a stop that lands during the source lookup never starts watching", async () => {
+    await syncFrontier(db);
+    const row = await db.prisma.job.findFirstOrThrow({ where: { queue: "stream", key: "wire/A" } });
+    const job: ClaimedJob = {
+      lease: { id: String(row.id), attempt: 1, token: "00000000-0000-0000-0000-000000000000" },
+      queue: row.queue,
+      key: row.key,
+      payload: row.payload as Record<string, unknown>,
+      sourceId: row.sourceId,
+      priority: row.priority,
+      maxAttempts: row.maxAttempts,
+      waitMs: 0,
+      reclaimed: false,
+    };
+    const stopping = new AbortController();
+    // The queue's stop aborts the handler while it is still reading its source.
+    const prisma = new Proxy(db.prisma, {
+      get(target, prop) {
+        if (prop === "source") {
+          return {
+            findUnique: (args: Parameters<typeof target.source.findUnique>[0]) => {
+              stopping.abort();
+              return target.source.findUnique(args);
+            },
+          };
+        }
+        const value = Reflect.get(target, prop, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const stage = streamStage({ ...db, prisma }, async () => [], { recheckMs: 60_000 });
+    const ended = await Promise.race([
+      stage.handler(job, { signal: stopping.signal }).then(() => "ended"),
+      new Promise((r) => setTimeout(() => r("still watching after 3 s"), 3_000)),
+    ]);
+    expect(ended).toBe("ended");
+    expect(sim.control.connections().wire ?? 0).toBe(0);
+  });
+
+  it("stop() returns only after the watcher's last status write: the disconnect is the last word", async () => {
+    // Every collector_status write, in the order it finished; a keepalive write can be held.
+    const log: string[] = [];
+    let hold: { reached: () => void; release: Promise<void> } | null = null;
+    const prisma = new Proxy(db.prisma, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop, target);
+        if (prop !== "$executeRaw") return typeof value === "function" ? value.bind(target) : value;
+        return async (sql: TemplateStringsArray, ...values: unknown[]) => {
+          const text = sql.join("?");
+          const kind = !text.includes("collector_status")
+            ? null
+            : text.includes("connected = false")
+              ? "disconnect"
+              : values.includes("keepalive")
+                ? "keepalive"
+                : "other";
+          const held = kind === "keepalive" ? hold : null;
+          if (held) {
+            hold = null;
+            held.reached();
+            await held.release;
+          }
+          const n = await target.$executeRaw(sql, ...values);
+          if (kind) log.push(kind);
+          return n;
+        };
+      },
+    });
+    const workers = await startWorkers({ ...db, prisma }, options);
+    let stopped = false;
+    try {
+      await until("the stream to be watched", async () => {
+        const row = await db.prisma.collectorStatus.findUnique({
+          where: { sourceId_collector: { sourceId: "wire", collector: "A" } },
+        });
+        return sim.control.connections().wire === 1 && row?.connected === true;
+      });
+      // A keepalive arrives and its activity write is in flight when the stop begins; it is let
+      // through 1 s later (a stop that does not wait returns in ~50 ms, long before that).
+      let release: () => void = () => {};
+      const reached = new Promise<void>((resolve) => {
+        hold = { reached: resolve, release: new Promise<void>((r) => (release = r)) };
+      });
+      sim.control.advance(500);
+      await reached;
+      const stopping = workers.stop().then(() => {
+        stopped = true;
+        log.push("stopped");
+      });
+      setTimeout(release, 1_000);
+      await stopping;
+      expect(log.slice(-3)).toEqual(["keepalive", "disconnect", "stopped"]);
+      const row = await db.prisma.collectorStatus.findUniqueOrThrow({
+        where: { sourceId_collector: { sourceId: "wire", collector: "A" } },
+      });
+      expect(row.connected).toBe(false);
+    } finally {
+      if (!stopped) await workers.stop();
+    }
+  });
 });
