@@ -196,3 +196,26 @@ describe("admin actions", () => {
     expect(state?.disabledReason).toBe("http_410");
   });
 });
+
+describe("the breaker's outlook on a failing source", () => {
+  it("says how many failures in a row of how many, and when it opens if it keeps failing", async () => {
+    await seedSource(db, "wobbly", {
+      breakerFailures: 3,
+      nextPollAt: new Date(now.getTime() + 20_000),
+    });
+    await seedSource(db, "brink", { breakerFailures: 4 });
+    const wobbly = await sourceDetail(db, "wobbly", { now });
+    // The next poll in 20 s is the 4th failure, the one after it (within 30 s) the 5th.
+    expect(wobbly?.breaker).toMatchObject({
+      state: "closed",
+      failures: 3,
+      threshold: 5,
+      outlook: "3 of 5 failures in a row; opens in about 1 min if it keeps failing",
+    });
+    expect(wobbly?.breaker.opensAt?.getTime()).toBe(now.getTime() + 50_000);
+    const brink = await sourceDetail(db, "brink", { now });
+    expect(brink?.breaker.outlook).toBe("4 of 5 failures in a row; opens at the next failure");
+    const fine = await sourceDetail(db, "fine", { now });
+    expect(fine?.breaker).toMatchObject({ failures: 0, outlook: null, opensAt: null });
+  });
+});

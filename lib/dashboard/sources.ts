@@ -8,6 +8,7 @@ import {
 } from "@/workers/collectors/health";
 import { DEFAULT_BREAKER } from "@/workers/fetcher/breaker/config";
 import { JOBS_CHANNEL } from "@/workers/queue/enqueue";
+import { nextPollSeconds } from "@/workers/schedule/nextPoll";
 import { syncFrontier } from "@/workers/stages/frontier";
 
 /** Sparkline buckets: 12 × 5 min covers the last hour and keeps a table cell readable. */
@@ -40,6 +41,12 @@ export interface BreakerView {
   failures: number;
   /** open: when the cool-down ends and one probe may go; half-open: when the probe's lease ends. */
   nextProbeAt: Date | null;
+  /** Failed polls in a row that open it. */
+  threshold: number;
+  /** Closed but failing: when it opens if every poll until then fails (the schedule's estimate). */
+  opensAt: Date | null;
+  /** Closed but failing, in words: "3 of 5 failures in a row; opens in about 1 min if …". */
+  outlook: string | null;
 }
 
 export interface RatePoint {
@@ -74,6 +81,10 @@ export interface SourceRow {
   trustsValidators: boolean;
   nextPollAt: Date | null;
   lastPolledAt: Date | null;
+  /** Set when polling is faster than the configured interval (a hot source), saying so. */
+  pollingNote: string | null;
+  /** Entries the latest over-long document left out (FEED_MAX_ENTRIES), when it did. */
+  entriesLeftOut: { count: number; of: number | null; at: Date | null } | null;
 }
 
 const rate = (part: number, whole: number) => (whole > 0 ? part / whole : null);
@@ -146,6 +157,8 @@ function toRow(s: SourceWithState, series: RatePoint[], now: Date): SourceRow {
       since: state?.breakerChangedAt ?? null,
       failures: state?.breakerFailures ?? 0,
       nextProbeAt,
+      threshold: DEFAULT_BREAKER.threshold,
+      ...breakerOutlook(breakerState, state?.breakerFailures ?? 0, s, state?.nextPollAt, now),
     },
     lastError: state?.lastErrorCode
       ? { code: state.lastErrorCode, message: state.lastErrorMessage, at: state.lastErrorAt }
@@ -159,7 +172,46 @@ function toRow(s: SourceWithState, series: RatePoint[], now: Date): SourceRow {
     trustsValidators: state?.trustsValidators ?? true,
     nextPollAt: s.kind === "stream" ? null : (state?.nextPollAt ?? null),
     lastPolledAt: state?.lastPolledAt ?? null,
+    pollingNote:
+      s.kind === "feed" || s.kind === "page"
+        ? pollingNote({
+            configuredSeconds: s.pollIntervalSeconds,
+            everySeconds: state?.pollEverySeconds ?? null,
+            hotUntil: state?.hotUntil ?? null,
+            now,
+          })
+        : null,
+    entriesLeftOut: state?.entriesLeftOut
+      ? { count: state.entriesLeftOut, of: state.entriesInDocument, at: state.entriesLeftOutAt }
+      : null,
   };
+}
+
+/**
+ * When a closed, failing breaker opens if the source keeps failing: its next poll (already
+ * scheduled) and then each failed poll's recheck (workers/schedule/nextPoll.ts, without its
+ * jitter) until the threshold. The breaker counts failed polls, so that is the whole estimate.
+ */
+function breakerOutlook(
+  state: string,
+  failures: number,
+  source: { pollIntervalSeconds: number },
+  nextPollAt: Date | null | undefined,
+  now: Date,
+): { opensAt: Date | null; outlook: string | null } {
+  const threshold = DEFAULT_BREAKER.threshold;
+  if (state !== "closed" || failures <= 0) return { opensAt: null, outlook: null };
+  const count = `${failures} of ${threshold} failures in a row`;
+  const left = Math.max(1, threshold - failures);
+  let ms = Math.max(0, (nextPollAt?.getTime() ?? now.getTime()) - now.getTime());
+  for (let k = 1; k < left; k++) {
+    const facts = { baseSeconds: source.pollIntervalSeconds, hot: false, failures: failures + k };
+    ms += nextPollSeconds(facts, () => 0.5) * 1000;
+  }
+  const opensAt = new Date(now.getTime() + ms);
+  if (left === 1) return { opensAt, outlook: `${count}; opens at the next failure` };
+  const minutes = Math.max(1, Math.round(ms / 60_000));
+  return { opensAt, outlook: `${count}; opens in about ${minutes} min if it keeps failing` };
 }
 
 function ago(then: Date | null, now: Date): string {

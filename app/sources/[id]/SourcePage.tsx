@@ -67,7 +67,11 @@ export function SourcePage({ id }: { id: string }) {
                 : null}
             </>
           ) : null}
-          {s.breaker.failures ? ` · ${s.breaker.failures} failure(s) in a row` : null}
+          {s.breaker.outlook ? (
+            <span data-testid="breaker-outlook"> · {s.breaker.outlook}</span>
+          ) : s.breaker.failures ? (
+            ` · ${s.breaker.failures} failure(s) in a row`
+          ) : null}
         </Fact>
         <Fact label="Last error">
           {s.lastError ? (
