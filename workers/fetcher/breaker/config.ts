@@ -1,8 +1,10 @@
 /** The per-source breaker's settings, shared by its operations. */
 export interface BreakerConfig {
   /**
-   * Consecutive failed polls before the breaker opens. 5: each poll already retried its blips
-   * (3 attempts), so five failed polls in a row, minutes apart, is a source that is down.
+   * Consecutive failed polls before the breaker opens (a 200 that did not parse is one). 5: each
+   * poll already retried its blips (3 attempts), so five failed polls in a row is a source that is
+   * down; a failing source is polled again within 30 s (schedule/nextPoll.ts), so they take about
+   * 2 minutes (docs/decisions/012).
    */
   threshold: number;
   /**
