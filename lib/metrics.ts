@@ -323,6 +323,7 @@ interface Snapshot {
     kind: string;
     enabled: boolean;
     pollIntervalSeconds: number;
+    createdAt: Date;
     breakerState: string;
     disabledReason: string | null;
     lastErrorAt: Date | null;
@@ -382,6 +383,7 @@ async function readSnapshot(state: State): Promise<Snapshot | null> {
       SELECT count(*)::int AS open FROM network_outages WHERE ended_at IS NULL`;
     const sources = await p.$queryRaw<Snapshot["sources"]>`
       SELECT s.id, s.kind, s.enabled, s.poll_interval_seconds AS "pollIntervalSeconds",
+             s.created_at AS "createdAt",
              coalesce(st.breaker_state, 'closed') AS "breakerState",
              st.disabled_reason AS "disabledReason", st.last_error_at AS "lastErrorAt",
              st.last_error_code AS "lastErrorCode",
@@ -591,7 +593,7 @@ function defineDbMetrics(registry: Registry, state: State): void {
   );
   gauge(
     "wirewatch_source_health",
-    "1 for each source's current health state (healthy, quiet, silent, stalled, failing, disabled).",
+    "1 for each source's current health state (healthy, quiet, silent, starting, stalled, failing, disabled).",
     ["source", "state"],
     (g, s) => {
       const b = new LabelGuard(["source"], { state: HEALTH_STATES });
@@ -606,6 +608,7 @@ function defineDbMetrics(registry: Registry, state: State): void {
             lastErrorAt: src.lastErrorAt ? new Date(src.lastErrorAt) : null,
             lastErrorCode: src.lastErrorCode,
             activityIntervalSeconds: expectedActivitySeconds(src.kind, src.pollIntervalSeconds),
+            addedAt: new Date(src.createdAt),
             collectors: src.collectors.map((c) => ({
               collector: c.collector,
               lastActivityAt: c.activity ? new Date(c.activity) : null,

@@ -56,7 +56,10 @@ describe.skipIf(!cluster)("the server started while PostgreSQL is down (private 
     // Retries double from 1 s to 30 s; 3 s into the outage the next is at most 4 s away.
     await until(
       "ingestion running",
-      () => ingestionStatus()?.mode === "inline" && ingestionStatus()?.state === "running",
+      () => {
+        const status = ingestionStatus();
+        return status?.mode === "inline" && status.state === "running";
+      },
       30_000,
     );
     const tookMs = Date.now() - started;

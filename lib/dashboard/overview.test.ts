@@ -1,5 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
+import {
+  resetIngestionStatus,
+  setIngestionElsewhere,
+  setIngestionState,
+} from "@/workers/ingestionStatus";
 import { overview, type Thresholds } from "./overview";
 import { minutesBefore, seedAttempts, seedSource } from "./testing";
 
@@ -70,27 +75,30 @@ describe("overview", () => {
     await claims("fetch", [100, 200, 300, 400, 200_000]);
     await claims("fetch", [999_999_999], 70); // older than the hour
     await seedAttempts(db, "fine", now, [
-      "ok",
-      "ok",
-      "ok",
-      "ok",
-      "ok",
-      "ok",
-      "ok",
-      "ok",
-      "ok",
       "http_503",
+      "ok",
+      "ok",
+      "ok",
+      "ok",
+      "ok",
+      "ok",
+      "ok",
+      "ok",
+      "ok",
     ]);
     let o = await overview(db, { now, thresholds });
     expect(o.ingest.lastHour).toBe(5);
-    expect(o.ingest.perMinute).toBeCloseTo(5 / 60, 1);
+    // The current rate: the 3 of the last 5 minutes, not the hour's average.
+    expect(o.ingest).toMatchObject({ lastFiveMinutes: 3, perMinute: 0.6 });
     expect(o.ingest.series.reduce((n, p) => n + p.count, 0)).toBe(5);
     expect(o.lag.stages).toEqual([
       expect.objectContaining({ queue: "fetch", claims: 5, p50Ms: 300 }),
     ]);
     expect(o.lag.stages[0]?.p99Ms).toBeGreaterThan(190_000);
     expect(o.lag.level).toBe("amber");
-    expect(o.fetches).toMatchObject({ attempts: 10, errors: 1, errorRate: 0.1, level: "amber" });
+    // Judged on the last 5 minutes (1 of the 6 made 0-5 minutes ago failed), with the hour beside.
+    expect(o.fetches).toMatchObject({ attempts: 6, errors: 1, level: "amber" });
+    expect(o.fetches.lastHour).toMatchObject({ attempts: 10, errors: 1, errorRate: 0.1 });
     expect(o.status).toBe("amber");
 
     await db.prisma.job.createMany({
@@ -108,6 +116,149 @@ describe("overview", () => {
     expect(o.breakers).toMatchObject({ open: 1, sources: ["fine"], level: "amber" });
     expect(o.health.byState.failing).toBe(1);
     expect(o.outage).toMatchObject({ failingHosts: 5, totalHosts: 6 });
+    expect(o.status).toBe("red");
+  });
+});
+
+describe("overview judged on the last 5 minutes beside the hour", () => {
+  let fresh: TestDatabase;
+  const at = new Date();
+  beforeAll(async () => {
+    fresh = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await fresh?.drop();
+  });
+  beforeEach(async () => {
+    resetIngestionStatus();
+    await fresh.prisma
+      .$executeRaw`TRUNCATE sources, news_events, fetch_attempts, network_outages CASCADE`;
+  });
+
+  async function source(id: string, health: "fine" | "failing", createdMinutesAgo = 120) {
+    await seedSource(
+      fresh,
+      id,
+      health === "failing"
+        ? {
+            breakerState: "open",
+            breakerChangedAt: minutesBefore(at, 2),
+            lastErrorAt: minutesBefore(at, 2),
+            lastErrorCode: "http_503",
+          }
+        : {},
+    );
+    await fresh.prisma.source.update({
+      where: { id },
+      data: { createdAt: minutesBefore(at, createdMinutesAgo) },
+    });
+    await fresh.prisma.collectorStatus.create({
+      data: {
+        sourceId: id,
+        collector: "A",
+        lastActivityAt: minutesBefore(at, health === "fine" ? 0.5 : 3),
+        lastContentAt: minutesBefore(at, health === "fine" ? 0.5 : 40),
+      },
+    });
+  }
+
+  it("is red, with a red ingest tile, when every source is failing", async () => {
+    for (const id of ["a", "b", "c", "d"]) {
+      await source(id, "failing");
+      await seedAttempts(fresh, id, minutesBefore(at, 2), ["http_503", "http_503", "http_503"]);
+    }
+    const o = await overview(fresh, { now: at, thresholds });
+    expect(o.health).toMatchObject({ level: "red", byState: { failing: 4 } });
+    expect(o.ingest.level).toBe("red");
+    expect(o.status).toBe("red");
+  });
+
+  it("is red when most sources fail, amber when a few do", async () => {
+    for (const id of ["a", "b", "c"]) await source(id, "failing");
+    await source("d", "fine");
+    expect((await overview(fresh, { now: at, thresholds })).health.level).toBe("red");
+    await fresh.prisma.sourceState.updateMany({
+      where: { sourceId: { in: ["b", "c"] } },
+      data: { breakerState: "closed", lastErrorAt: minutesBefore(at, 30) },
+    });
+    await fresh.prisma.collectorStatus.updateMany({
+      where: { sourceId: { in: ["b", "c"] } },
+      data: { lastActivityAt: minutesBefore(at, 0.5), lastContentAt: minutesBefore(at, 0.5) },
+    });
+    expect((await overview(fresh, { now: at, thresholds })).health.level).toBe("amber");
+  });
+
+  it("is back to ok within 5 minutes of recovery, with the hour's errors still shown", async () => {
+    await source("a", "fine");
+    // 30 failed polls 6-35 minutes ago, then 5 good ones in the last 5 minutes.
+    await seedAttempts(fresh, "a", minutesBefore(at, 6), Array(30).fill("http_503"));
+    await seedAttempts(fresh, "a", minutesBefore(at, 0.5), Array(5).fill("ok"));
+    const o = await overview(fresh, { now: at, thresholds });
+    expect(o.fetches).toMatchObject({ attempts: 5, errors: 0, errorRate: 0, level: "ok" });
+    expect(o.fetches.lastHour).toMatchObject({ attempts: 35, errors: 30 });
+    expect(o.status).toBe("ok");
+  });
+
+  it("shows the current ingest rate (last 5 minutes), beside the hour's count", async () => {
+    await source("fine", "fine");
+    const minutes = [
+      ...Array.from({ length: 50 }, (_, i) => 20 + i * 0.5), // a burst 20-45 min ago
+      ...Array.from({ length: 10 }, (_, i) => 0.2 + i * 0.4), // 10 in the last 5 min
+    ];
+    await fresh.prisma.newsEvent.createMany({
+      data: minutes.map((m) => ({
+        sourceId: "fine",
+        collector: "A",
+        origin: "feed",
+        kind: "item",
+        observedAt: minutesBefore(at, m),
+        receivedAt: minutesBefore(at, m),
+        payload: {},
+        result: "inserted",
+      })),
+    });
+    const o = await overview(fresh, { now: at, thresholds });
+    expect(o.ingest).toMatchObject({ perMinute: 2, lastFiveMinutes: 10, lastHour: 60 });
+  });
+
+  it("counts sources not yet reported right after boot as starting, not stalled", async () => {
+    await seedSource(fresh, "new-feed");
+    await seedSource(fresh, "old-feed");
+    await fresh.prisma.source.update({
+      where: { id: "old-feed" },
+      data: { createdAt: minutesBefore(at, 60) },
+    });
+    const o = await overview(fresh, { now: at, thresholds });
+    expect(o.health.byState).toMatchObject({ starting: 1, stalled: 1 });
+  });
+
+  it("is red with the reason when ingestion in this process is not running", async () => {
+    await source("a", "fine");
+    setIngestionState("failed", {
+      code: "sources_file_invalid",
+      reason: "ingestion did not start: wirewatch.config.json is not valid",
+    });
+    const o = await overview(fresh, { now: at, thresholds });
+    expect(o.ingestion).toMatchObject({
+      level: "red",
+      state: "failed",
+      reason: "ingestion did not start: wirewatch.config.json is not valid",
+    });
+    expect(o.status).toBe("red");
+    setIngestionElsewhere();
+    expect((await overview(fresh, { now: at, thresholds })).status).toBe("ok");
+  });
+
+  it("is red when no source's collector is active (ingestion stopped, wherever it runs)", async () => {
+    setIngestionElsewhere();
+    for (const id of ["a", "b"]) await source(id, "fine");
+    await fresh.prisma.collectorStatus.updateMany({
+      data: { lastActivityAt: minutesBefore(at, 30), lastContentAt: minutesBefore(at, 30) },
+    });
+    const o = await overview(fresh, { now: at, thresholds });
+    expect(o.health.byState.stalled).toBe(2);
+    expect(o.ingestion).toMatchObject({ level: "red" });
+    expect(o.ingestion.reason).toMatch(/no source's collector/);
     expect(o.status).toBe("red");
   });
 });

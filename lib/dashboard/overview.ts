@@ -1,17 +1,48 @@
 import { type Config, config } from "@/lib/config";
 import type { Database } from "@/lib/db";
 import { HEALTH_STATES, type HealthState } from "@/workers/collectors/health";
+import {
+  type IngestionState,
+  type IngestionStatus,
+  ingestionStatus,
+  ingestionUnhealthy,
+} from "@/workers/ingestionStatus";
 import { listSources } from "./sources";
 
 export type Level = "ok" | "amber" | "red";
 
 const HOUR_MS = 3_600_000;
+/**
+ * The window the levels are judged on. An hour's average hid a total failure behind the good
+ * minutes before it, and kept a recovered system amber for most of an hour; 5 minutes holds at
+ * least one poll of a source on the default 300 s interval and turns back to ok within 5
+ * minutes of recovery. The hour stays beside it for the trend.
+ */
+export const SHORT_WINDOW_MS = 5 * 60_000;
+/** Sources failing or stalled past this share (most of them) make the page red, not amber. */
+const MOST_SOURCES = 0.5;
 const RANK: Record<Level, number> = { ok: 0, amber: 1, red: 2 };
 
 export interface Overview {
   now: Date;
   status: Level;
-  ingest: { perMinute: number; lastHour: number; series: { t: number; count: number }[] };
+  ingest: {
+    level: Level;
+    /** The current rate: observations per minute over the last 5 minutes. */
+    perMinute: number;
+    lastFiveMinutes: number;
+    lastHour: number;
+    series: { t: number; count: number }[];
+  };
+  /** Whether ingestion runs: this process's own (inline), and, wherever it runs, whether any
+   *  source's collector is still active. */
+  ingestion: {
+    level: Level;
+    mode: "inline" | "elsewhere" | "unknown";
+    state: IngestionState | null;
+    /** Why it is not running, for the banner; null when it runs. */
+    reason: string | null;
+  };
   lag: {
     level: Level;
     /** The worst stage's p99, in seconds; null with no claims in the last hour. */
@@ -20,6 +51,7 @@ export interface Overview {
   };
   deadLetters: { level: Level; total: number; byQueue: { queue: string; count: number }[] };
   breakers: { level: Level; open: number; halfOpen: number; sources: string[] };
+  /** Fetches over the last 5 minutes (what the level is judged on), and over the hour. */
   fetches: {
     attempts: number;
     errors: number;
@@ -27,6 +59,7 @@ export interface Overview {
     errorRate: number | null;
     notModifiedRate: number | null;
     level: Level;
+    lastHour: { attempts: number; errors: number; errorRate: number | null };
   };
   health: { level: Level; total: number; byState: Record<HealthState, number> };
   outage: { since: Date; failingHosts: number; totalHosts: number; detail: string | null } | null;
@@ -58,15 +91,21 @@ const level = (value: number | null, amber: number, red: number): Level =>
   value === null ? "ok" : value >= red ? "red" : value >= amber ? "amber" : "ok";
 
 /**
- * Health at a glance: every figure over the last hour, each read a bounded range of an indexed
- * time column (news_events.received_at, lease_events.at, fetch_attempts.started_at) or a
- * partial index (dead jobs), so the page costs the same on a million rows as on a hundred.
+ * Health at a glance: levels judged on the last 5 minutes, figures shown for the hour beside
+ * them, each read a bounded range of an indexed time column (news_events.received_at,
+ * lease_events.at, fetch_attempts.started_at) or a partial index (dead jobs), so the page costs
+ * the same on a million rows as on a hundred.
  */
 export async function overview(
   db: Database,
-  { now = new Date(), thresholds = thresholdsFrom() }: { now?: Date; thresholds?: Thresholds } = {},
+  {
+    now = new Date(),
+    thresholds = thresholdsFrom(),
+    ingestion = ingestionStatus(),
+  }: { now?: Date; thresholds?: Thresholds; ingestion?: IngestionStatus | null } = {},
 ): Promise<Overview> {
   const from = new Date(now.getTime() - HOUR_MS);
+  const recent = new Date(now.getTime() - SHORT_WINDOW_MS);
   const [ingest, lag, dead, fetches, sources, outage] = await Promise.all([
     db.prisma.$queryRaw<{ minute: Date; count: number }[]>`
       SELECT date_trunc('minute', received_at) AS minute, count(*)::int AS count
@@ -84,10 +123,22 @@ export async function overview(
     db.prisma.$queryRaw<{ queue: string; count: number }[]>`
       SELECT queue, count(*)::int AS count FROM jobs WHERE state = 'dead'
       GROUP BY queue ORDER BY queue`,
-    db.prisma.$queryRaw<{ attempts: number; errors: number; not_modified: number }[]>`
-      SELECT count(*)::int AS attempts,
-             count(*) FILTER (WHERE code NOT IN ('ok', 'not_modified'))::int AS errors,
-             count(*) FILTER (WHERE code = 'not_modified')::int AS not_modified
+    db.prisma.$queryRaw<
+      {
+        attempts: number;
+        errors: number;
+        not_modified: number;
+        hour_attempts: number;
+        hour_errors: number;
+      }[]
+    >`
+      SELECT count(*) FILTER (WHERE started_at >= ${recent})::int AS attempts,
+             count(*) FILTER (WHERE started_at >= ${recent}
+                                AND code NOT IN ('ok', 'not_modified'))::int AS errors,
+             count(*) FILTER (WHERE started_at >= ${recent} AND code = 'not_modified')::int
+               AS not_modified,
+             count(*)::int AS hour_attempts,
+             count(*) FILTER (WHERE code NOT IN ('ok', 'not_modified'))::int AS hour_errors
       FROM fetch_attempts
       WHERE started_at >= ${from} AND started_at <= ${now}`,
     listSources(db, now),
@@ -106,6 +157,10 @@ export async function overview(
     series.push({ t, count: perMinute.get(t) ?? 0 });
   }
   const lastHour = ingest.reduce((n, r) => n + r.count, 0);
+  const [recentCount] = await db.prisma.$queryRaw<{ count: number }[]>`
+    SELECT count(*)::int AS count FROM news_events
+    WHERE received_at >= ${recent} AND received_at <= ${now}`;
+  const lastFiveMinutes = recentCount?.count ?? 0;
 
   const stages = lag.map((r) => ({
     queue: r.queue,
@@ -117,7 +172,13 @@ export async function overview(
 
   const deadTotal = dead.reduce((n, r) => n + r.count, 0);
 
-  const f = fetches[0] ?? { attempts: 0, errors: 0, not_modified: 0 };
+  const f = fetches[0] ?? {
+    attempts: 0,
+    errors: 0,
+    not_modified: 0,
+    hour_attempts: 0,
+    hour_errors: 0,
+  };
   const errorRate = f.attempts > 0 ? f.errors / f.attempts : null;
 
   const byState = Object.fromEntries(HEALTH_STATES.map((s) => [s, 0])) as Record<
@@ -125,12 +186,38 @@ export async function overview(
     number
   >;
   for (const s of sources) byState[s.health.state] += 1;
+  // Judged: the sources meant to be collecting and past their start-up span.
+  const judged = sources.length - byState.disabled - byState.starting;
+  const troubled = byState.failing + byState.stalled;
+  const mostFail = judged > 0 && troubled / judged > MOST_SOURCES;
+  const nothingCollects = judged > 0 && byState.stalled === judged;
+  const processDown = ingestionUnhealthy(ingestion);
+  const ingestionReason = processDown
+    ? ingestion?.mode === "inline"
+      ? (ingestion.reason ?? `ingestion is ${ingestion.state.replaceAll("_", " ")}`)
+      : null
+    : nothingCollects
+      ? `ingestion has stopped: no source's collector has been active within its interval (${judged} of ${judged} stalled)`
+      : null;
   const open = sources.filter((s) => s.breaker.state === "open");
   const halfOpen = sources.filter((s) => s.breaker.state === "half_open");
 
   const o: Omit<Overview, "status"> = {
     now,
-    ingest: { perMinute: Math.round((lastHour / 60) * 10) / 10, lastHour, series },
+    ingest: {
+      // Nothing is coming in when ingestion stops or most sources fail: the tile says so.
+      level: ingestionReason || mostFail ? "red" : "ok",
+      perMinute: Math.round((lastFiveMinutes / (SHORT_WINDOW_MS / 60_000)) * 10) / 10,
+      lastFiveMinutes,
+      lastHour,
+      series,
+    },
+    ingestion: {
+      level: ingestionReason ? "red" : "ok",
+      mode: ingestion?.mode ?? "unknown",
+      state: ingestion?.mode === "inline" ? ingestion.state : null,
+      reason: ingestionReason,
+    },
     lag: {
       level: level(
         worstP99Seconds,
@@ -160,9 +247,14 @@ export async function overview(
       errorRate,
       notModifiedRate: f.attempts > 0 ? f.not_modified / f.attempts : null,
       level: level(errorRate, thresholds.ALERT_ERROR_RATE_AMBER, thresholds.ALERT_ERROR_RATE_RED),
+      lastHour: {
+        attempts: f.hour_attempts,
+        errors: f.hour_errors,
+        errorRate: f.hour_attempts > 0 ? f.hour_errors / f.hour_attempts : null,
+      },
     },
     health: {
-      level: byState.failing + byState.stalled > 0 ? "amber" : "ok",
+      level: mostFail ? "red" : troubled > 0 ? "amber" : "ok",
       total: sources.length,
       byState,
     },
@@ -177,6 +269,8 @@ export async function overview(
     thresholds,
   };
   const levels: Level[] = [
+    o.ingest.level,
+    o.ingestion.level,
     o.lag.level,
     o.deadLetters.level,
     o.breakers.level,

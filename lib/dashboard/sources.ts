@@ -9,6 +9,7 @@ import {
 import { DEFAULT_BREAKER } from "@/workers/fetcher/breaker/config";
 import { JOBS_CHANNEL } from "@/workers/queue/enqueue";
 import { nextPollSeconds } from "@/workers/schedule/nextPoll";
+import { pollingNote } from "@/workers/schedule/pollNote";
 import { syncFrontier } from "@/workers/stages/frontier";
 
 /** Sparkline buckets: 12 × 5 min covers the last hour and keeps a table cell readable. */
@@ -102,6 +103,7 @@ function toRow(s: SourceWithState, series: RatePoint[], now: Date): SourceRow {
       lastErrorAt: state?.lastErrorAt ?? null,
       lastErrorCode: state?.lastErrorCode ?? null,
       activityIntervalSeconds: expectedActivitySeconds(s.kind, s.pollIntervalSeconds),
+      addedAt: s.createdAt,
       collectors: s.collectorStatus.map((c) => ({
         collector: c.collector,
         lastActivityAt: c.lastActivityAt,

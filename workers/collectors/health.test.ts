@@ -21,6 +21,7 @@ function stream(
     lastErrorAt: null,
     lastErrorCode: null,
     activityIntervalSeconds: 10, // keepalives every 10 s
+    addedAt: ago(3_600),
     collectors: collectors.map((c, i) => ({
       collector: String.fromCharCode(65 + i),
       lastActivityAt: null,
@@ -88,6 +89,26 @@ describe("source health", () => {
     );
     expect(h).toMatchObject({ state: "quiet" });
     expect(h.reason).toMatch(/assumed gap 60\.0 min/);
+  });
+});
+
+describe("a source whose collectors have not reported yet", () => {
+  it("is starting for one stalled-after span from when it was added, then stalled", () => {
+    // keepalive every 10 s: stalled after 15 s; added 5 s ago with no report: starting
+    const fresh = sourceHealth(stream([], { addedAt: ago(5) }), now);
+    expect(fresh).toMatchObject({ state: "starting" });
+    expect(fresh.reason).toMatch(/no collector has reported yet \(added 5 s ago\)/);
+    expect(sourceHealth(stream([{}], { addedAt: ago(5) }), now).state).toBe("starting");
+    expect(sourceHealth(stream([], { addedAt: ago(16) }), now)).toMatchObject({
+      state: "stalled",
+      reason: "no collector has reported yet",
+    });
+    expect(sourceHealth(stream([{}], { addedAt: ago(16) }), now).state).toBe("stalled");
+  });
+
+  it("a collector that reported before the source was added again is judged as usual", () => {
+    const h = sourceHealth(stream([{ lastActivityAt: ago(40) }], { addedAt: ago(5) }), now);
+    expect(h.state).toBe("stalled");
   });
 });
 

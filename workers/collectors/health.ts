@@ -6,6 +6,8 @@ import { MIN_POLL_SECONDS } from "@/workers/schedule/nextPoll";
  *
  *   disabled  switched off, or a 404/410 disabled it
  *   failing   the breaker is open (or probing), or the latest fetch failed
+ *   starting  no collector has reported yet, and the source was added less than the stalled
+ *             span ago (right after first boot, or just added): not yet a reason to worry
  *   stalled   no activity for longer than the source's activity interval allows
  *   silent    activity, but no news for much longer than this source's own usual gap
  *   quiet     activity, no news for a while, still within the source's usual cadence
@@ -19,6 +21,7 @@ export const HEALTH_STATES = [
   "healthy",
   "quiet",
   "silent",
+  "starting",
   "stalled",
   "failing",
   "disabled",
@@ -42,6 +45,9 @@ export interface SourceFacts {
   lastErrorCode: string | null;
   /** How often activity is expected: the keepalive interval of a stream, the poll interval of a feed. */
   activityIntervalSeconds: number;
+  /** When the source was added (sources.created_at): a collector that has never reported is
+   *  starting until the stalled span has passed since then. */
+  addedAt?: Date | null;
   collectors: CollectorFacts[];
 }
 
@@ -90,9 +96,10 @@ const RANK: Record<HealthState, number> = {
   healthy: 0,
   quiet: 1,
   silent: 2,
-  stalled: 3,
-  failing: 4,
-  disabled: 5,
+  starting: 3,
+  stalled: 4,
+  failing: 5,
+  disabled: 6,
 };
 
 export function sourceHealth(
@@ -127,7 +134,17 @@ export function sourceHealth(
     };
   }
   const best = [...collectors].sort((a, b) => RANK[a.state] - RANK[b.state])[0];
-  if (!best) return { state: "stalled", reason: "no collector has reported yet", collectors };
+  if (!best || best.state === "starting") {
+    const starting = isStarting(source, now, thresholds);
+    return {
+      state: starting ? "starting" : "stalled",
+      reason:
+        starting && source.addedAt
+          ? `no collector has reported yet (added ${ago(source.addedAt, now)})`
+          : "no collector has reported yet",
+      collectors,
+    };
+  }
   return { state: best.state, reason: `${best.collector}: ${best.reason}`, collectors };
 }
 
@@ -138,7 +155,11 @@ function collectorHealth(
   t: HealthThresholds,
 ): { state: HealthState; reason: string } {
   const stalledAfter = source.activityIntervalSeconds * t.stalledAfterIntervals;
-  if (!c.lastActivityAt) return { state: "stalled", reason: "no activity yet" };
+  if (!c.lastActivityAt) {
+    return isStarting(source, now, t)
+      ? { state: "starting", reason: "no activity yet" }
+      : { state: "stalled", reason: "no activity yet" };
+  }
   const idle = seconds(now, c.lastActivityAt);
   if (idle > stalledAfter) {
     return {
@@ -168,6 +189,16 @@ function collectorHealth(
     state: "healthy",
     reason: `news ${ago(c.lastContentAt, now)} (${learned} gap ${human(gap)})`,
   };
+}
+
+/**
+ * The same span a reporting collector gets before it counts as stalled (1.5 activity
+ * intervals), counted from when the source was added: a first poll is due at once, so one that
+ * has not come by then is as overdue as a missed keepalive.
+ */
+function isStarting(source: SourceFacts, now: Date, t: HealthThresholds): boolean {
+  if (!source.addedAt) return false;
+  return seconds(now, source.addedAt) <= source.activityIntervalSeconds * t.stalledAfterIntervals;
 }
 
 function max(dates: (Date | null)[]): Date | null {
