@@ -38,8 +38,16 @@ export function OverviewPage() {
           </span>
         ) : null}
       </div>
-      <p className="lede">The last hour, refreshed every 5 seconds. Each tile opens its page.</p>
+      <p className="lede">
+        Judged on the last 5 minutes, with the hour beside it; refreshed every 5 seconds. Each tile
+        opens its page.
+      </p>
       {error ? <p className={styles.error}>Overview unavailable: {error.message}</p> : null}
+      {o?.ingestion.reason ? (
+        <p className="banner ingestion" role="alert" data-banner="ingestion">
+          Ingestion is not running: {o.ingestion.reason}
+        </p>
+      ) : null}
       {o?.outage ? (
         <p className="banner outage" role="alert">
           Local network outage since {utc(o.outage.since)} ({relative(o.outage.since, o.now)}):{" "}
@@ -63,9 +71,9 @@ function Tiles({ o }: { o: OverviewJson }) {
         name="ingest"
         href="/items"
         title="Ingest rate"
-        level="ok"
+        level={o.ingest.level}
         value={`${o.ingest.perMinute}/min`}
-        note={`${o.ingest.lastHour} observations in the last hour`}
+        note={`${o.ingest.lastFiveMinutes} in the last 5 min · ${o.ingest.lastHour} in the last hour`}
       >
         <Sparkline
           data={o.ingest.series}
@@ -120,7 +128,7 @@ function Tiles({ o }: { o: OverviewJson }) {
         title="Fetch errors"
         level={o.fetches.level}
         value={percent(o.fetches.errorRate)}
-        note={`${o.fetches.errors} of ${o.fetches.attempts} fetches failed; 304: ${percent(o.fetches.notModifiedRate)}`}
+        note={`last 5 min: ${o.fetches.errors} of ${o.fetches.attempts} failed, 304: ${percent(o.fetches.notModifiedRate)} · last hour: ${percent(o.fetches.lastHour.errorRate)} failed`}
         threshold={`amber ≥ ${percent(t.ALERT_ERROR_RATE_AMBER)}, red ≥ ${percent(t.ALERT_ERROR_RATE_RED)}`}
       />
       <Tile
@@ -183,7 +191,7 @@ function SourcesHealth() {
       <h2 id="sources-heading">Sources by health</h2>
       <p className="lede">
         Connection activity and news arrival, apart: quiet is a slow news spell, stalled a dead
-        connection.
+        connection, starting a source whose collector has not reported yet.
       </p>
       {error ? <p className={styles.error}>Sources unavailable: {error.message}</p> : null}
       {data && data.sources.length === 0 ? (
