@@ -168,11 +168,12 @@ test.describe("hosts", () => {
 });
 
 test("a prefetched page carries its Content-Security-Policy", async () => {
-  for (const headers of [
+  const prefetches: Record<string, string>[] = [
     { "next-router-prefetch": "1" },
     { purpose: "prefetch" },
     { purpose: "prefetch", "next-router-prefetch": "1" },
-  ]) {
+  ];
+  for (const headers of prefetches) {
     const res = await send("/sources", { headers: { host: `localhost:${E2E_PORT}`, ...headers } });
     expect(res.status, JSON.stringify(headers)).toBe(200);
     expect(res.headers["content-security-policy"], JSON.stringify(headers)).toMatch(
