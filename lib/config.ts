@@ -91,6 +91,12 @@ const schema = z.object({
   ALERT_ERROR_RATE_AMBER: z.coerce.number().min(0).max(1).default(0.05),
   ALERT_ERROR_RATE_RED: z.coerce.number().min(0).max(1).default(0.25),
   /**
+   * Entries read from one feed document at most; the rest are counted on the source and in a
+   * metric, not read (docs/decisions/011). Real feeds carry 10–500; 2,000 leaves room for big
+   * archives while a runaway 50,000-entry document costs a 25th of its parse and write.
+   */
+  FEED_MAX_ENTRIES: z.coerce.number().int().min(1).max(1_000_000).default(2_000),
+  /**
    * Fault injection for end-to-end tests (lib/chaos.ts, POST /api/chaos): on lets an admin make
    * a stage fail for a source; off (the default) hides the API and nothing can be set.
    */

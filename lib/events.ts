@@ -26,6 +26,8 @@ export interface EventMap {
     bytes: number;
     durationSeconds: number;
   };
+  /** A feed document held more entries than FEED_MAX_ENTRIES; `count` were left out. */
+  "feed:capped": { source: string; count: number };
   /** A producer had to wait for room in a bounded buffer (backpressure). */
   "buffer:waited": { stage: string };
   /** Deliveries a buffer refused (it was closing, or a wait was cut short). */

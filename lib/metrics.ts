@@ -232,6 +232,13 @@ function subscribeOwn(registers: Registry): () => void {
     registers: registry,
   });
   const bytesLabels = new LabelGuard(["source"]);
+  const entriesLeftOut = new Counter({
+    name: "wirewatch_feed_entries_left_out_total",
+    help: "Entries past FEED_MAX_ENTRIES in feed documents, counted but not read, by source.",
+    labelNames: ["source"],
+    registers: registry,
+  });
+  const leftOutLabels = new LabelGuard(["source"]);
   const waits = new Counter({
     name: "wirewatch_backpressure_waits_total",
     help: "Producers that had to wait for room in a stage's bounded buffer (the writer is behind).",
@@ -291,6 +298,7 @@ function subscribeOwn(registers: Registry): () => void {
       }
       if (e.bytes > 0) fetchBytes.inc(bytesLabels.labels(e), e.bytes);
     }),
+    on("feed:capped", (e) => entriesLeftOut.inc(leftOutLabels.labels(e), Math.max(0, e.count))),
     on("buffer:waited", (e) => waits.inc(stageLabels.labels(e))),
     on("buffer:dropped", (e) => dropped.inc(stageLabels.labels(e), Math.max(0, e.count))),
     on("lease:reclaimed", (e) => reclaimed.inc(stageLabels.labels(e), Math.max(0, e.count))),

@@ -140,6 +140,28 @@ describe("getItem", () => {
     expect(rest?.observations.map((o) => o.versionAfter)).toEqual([3, 3, 4, 4]);
   });
 
+  it("shows repeat sightings folded into one observation, how many and the last", async () => {
+    const poll = { sourceId: "other", collector: "A", origin: "poll", guid: "folded-1" } as const;
+    let folded = "";
+    for (const minute of [0, 1, 2, 3]) {
+      const out = await observe(db, {
+        ...poll,
+        title: "Same headline every poll",
+        observedAt: new Date(Date.UTC(2026, 11, 10, 9, minute)),
+      });
+      folded = out.entryKey;
+    }
+    const detail = await getItem(db, folded);
+    expect(detail?.observations).toHaveLength(1);
+    expect(detail?.observations[0]).toMatchObject({
+      result: "inserted",
+      sightings: 4,
+      observedAt: "2026-12-10T09:00:00.000Z",
+      lastSeenAt: "2026-12-10T09:03:00.000Z",
+    });
+    expect(detail?.sightingCount).toBe(4);
+  });
+
   it("is null for an unknown key", async () => {
     expect(await getItem(db, "0".repeat(64))).toBeNull();
   });

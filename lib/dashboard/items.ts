@@ -211,6 +211,12 @@ export interface Observation {
   /** The title this delivery carried (text; never rendered as markup). */
   title: string | null;
   payload: unknown;
+  /**
+   * Identical deliveries this row stands for (docs/decisions/011): the first at observedAt, the
+   * repeats (which changed nothing) up to lastSeenAt. 1 for a single delivery.
+   */
+  sightings: number;
+  lastSeenAt: string | null;
 }
 
 export interface ItemDetail {
@@ -234,6 +240,8 @@ export interface ItemDetail {
   observations: Observation[];
   /** news_events rows for this item in all. */
   observationCount: number;
+  /** Deliveries of this item in all: the rows' sightings, repeats included. */
+  sightingCount: number;
   /** Pass as `after` for the next page of the timeline; null when this was the last. */
   nextAfter: string | null;
   /** Deliveries that changed the row, by the version they made. */
@@ -268,6 +276,7 @@ export async function getItem(
       duplicate_of: string | null;
       dedup_stage: string | null;
       observation_count: number;
+      sighting_count: number;
     })[]
   >`
     SELECT n.entry_key, n.source_id, s.name AS source_name, n.title, n.link, n.version,
@@ -276,7 +285,9 @@ export async function getItem(
            n.breaking, n.instruments, n.published_at, n.first_source, n.first_collector,
            n.revision::text AS revision, n.content_hash, n.duplicate_of, n.dedup_stage,
            (SELECT count(*)::int FROM news_events e WHERE e.entry_key = n.entry_key)
-             AS observation_count
+             AS observation_count,
+           (SELECT coalesce(sum(e.sightings), 0)::int FROM news_events e WHERE e.entry_key = n.entry_key)
+             AS sighting_count
     FROM news n LEFT JOIN sources s ON s.id = n.source_id
     WHERE n.entry_key = ${entryKey}`;
   const r = rows[0];
@@ -295,10 +306,12 @@ export async function getItem(
       reason: string | null;
       version: number | null;
       payload: unknown;
+      sightings: number;
+      last_seen_at: Date | null;
     }[]
   >`
     SELECT id::text AS id, observed_at, received_at, source_id, collector, origin, kind,
-           revision::text AS revision, result, reason, version, payload
+           revision::text AS revision, result, reason, version, payload, sightings, last_seen_at
     FROM news_events
     WHERE entry_key = ${entryKey} AND id > ${after ?? "0"}::bigint
     ORDER BY id
@@ -331,6 +344,8 @@ export async function getItem(
       versionAfter: standing,
       title: p && typeof p.title === "string" ? p.title : null,
       payload: e.payload,
+      sightings: e.sightings,
+      lastSeenAt: e.last_seen_at?.toISOString() ?? null,
     };
   });
   return {
@@ -353,6 +368,7 @@ export async function getItem(
     },
     observations,
     observationCount: r.observation_count,
+    sightingCount: r.sighting_count,
     nextAfter: events.length > TIMELINE_PAGE_SIZE ? (page[page.length - 1]?.id ?? null) : null,
     versions: observations
       .filter((o) => CHANGED.has(o.result) && o.version !== null)

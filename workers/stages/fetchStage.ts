@@ -67,9 +67,15 @@ export function fetchStage(
         ttlMinutes: outcome.ttlMinutes,
         retryAfterSeconds: outcome.retryAfterSeconds,
       });
+      // The chosen delay and the hot spell are kept so the source page can say when polling is
+      // faster than the configured interval (workers/schedule/pollNote.ts).
       await db.prisma.sourceState.updateMany({
         where: { sourceId: source.id },
-        data: { nextPollAt: new Date(Date.now() + seconds * 1000) },
+        data: {
+          nextPollAt: new Date(Date.now() + seconds * 1000),
+          pollEverySeconds: seconds,
+          hotUntil: hotUntil > 0 ? new Date(hotUntil) : null,
+        },
       });
       const next: CollectorPayload = { ...state, bodyHash: outcome.bodyHash, failures, hotUntil };
       return {

@@ -140,6 +140,7 @@ export function ItemView({ entryKey }: { entryKey: string }) {
       <h2>Observations</h2>
       <p className="lede">
         Every delivery in recorded order, duplicates included, and what the writer did with it.
+        Identical repeats from the same collector and origin are counted on the row they repeat.
       </p>
       <table className={s.table} aria-label="Observations">
         <thead>
@@ -181,6 +182,12 @@ export function ItemView({ entryKey }: { entryKey: string }) {
                 <span className={s.result} data-result={o.result}>
                   {o.result}
                 </span>
+                {o.sightings > 1 ? (
+                  <div className={s.muted} data-testid="sightings">
+                    seen {o.sightings} times, last at {when(o.lastSeenAt ?? o.observedAt)} (the{" "}
+                    {o.sightings - 1} repeats changed nothing)
+                  </div>
+                ) : null}
               </td>
               <td>{o.reason ?? "—"}</td>
               <td className={s.num}>{o.versionAfter === null ? "—" : `v${o.versionAfter}`}</td>

@@ -93,7 +93,21 @@ export function SourcePage({ id }: { id: string }) {
             : s.kind === "stream"
               ? "watched (stream)"
               : `every ${duration(s.pollIntervalSeconds)}, next ${relative(s.nextPollAt, now)}, last ${relative(s.lastPolledAt, now)}`}
+          {s.pollingNote && !s.paused ? (
+            <div className={styles.sub} data-testid="polling-note">
+              {s.pollingNote}
+            </div>
+          ) : null}
         </Fact>
+        {s.entriesLeftOut ? (
+          <Fact label="Entries left out">
+            <span data-testid="entries-left-out">
+              {s.entriesLeftOut.count.toLocaleString("en")} of{" "}
+              {(s.entriesLeftOut.of ?? 0).toLocaleString("en")} entries in the latest document (more
+              than FEED_MAX_ENTRIES), {relative(s.entriesLeftOut.at, now)}
+            </span>
+          </Fact>
+        ) : null}
         <Fact label="Validators">{s.trustsValidators ? "trusted" : "not trusted"}</Fact>
         {s.observes ? <Fact label="Observes">{s.observes}</Fact> : null}
       </dl>

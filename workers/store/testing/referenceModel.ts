@@ -127,7 +127,7 @@ export function expectedSightings(applied: Delivery[]): number[] {
   for (const d of applied) {
     const { observedAt: _at, ...content } = d.input;
     const same = JSON.stringify([d.kind, sortedKeys(content)]);
-    if (d.kind !== "retract" && same === previous) rows[rows.length - 1] += 1;
+    if (d.kind !== "retract" && same === previous) rows.push((rows.pop() ?? 0) + 1);
     else rows.push(1);
     previous = same;
   }
