@@ -72,9 +72,15 @@ export async function pollOnce(
     await poll.settle(reading.unreadable);
     return { ...outcome, code: "parse_error", maxAgeSeconds: null };
   }
-  await poll.settle();
   outcome.ttlMinutes = reading.ttlMinutes ?? null;
-  const written = await write(reading.deliveries);
+  // Handed to the writer first, then settled, both awaited: the verdict's statements must not
+  // hold a parsed body out of the write buffer while a slow writer has the pool (the buffer's
+  // bound is the backpressure), and the verdict is about the source, whatever the write does.
+  const writing = write(reading.deliveries);
+  const [settled, wrote] = await Promise.allSettled([poll.settle(), writing]);
+  if (settled.status === "rejected") throw settled.reason;
+  if (wrote.status === "rejected") throw wrote.reason;
+  const written = wrote.value;
   outcome.entries = reading.deliveries.length;
   outcome.changed = written.filter((o) =>
     ["inserted", "upgraded", "updated"].includes(o.result),
