@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -51,7 +52,26 @@ describe("npm run -s cli", () => {
     ]);
   });
 
+  it("read commands refuse to create an embedded database, naming the directory", async () => {
+    const missing = path.join(dataDir, "never-started");
+    for (const args of [
+      ["dlq", "stats"],
+      ["dlq", "list"],
+      ["dlq", "show", "1"],
+      ["dlq", "requeue", "--all", "--dry-run"],
+      ["repair", "--dry-run"],
+    ]) {
+      const r = await cli(args, { DATABASE_URL: undefined, WIREWATCH_DATA_DIR: missing });
+      expect(r.code, args.join(" ")).toBe(1);
+      expect(r.stderr).toContain(`no embedded database in ${missing}`);
+      expect(r.stdout).toBe("");
+    }
+    expect(existsSync(missing)).toBe(false);
+  });
+
   it("repair --dry-run --json reports on the configured database", async () => {
+    // A database the app made before (a write command creates one, as `npm start` does).
+    expect((await cli(["repair", "--apply", "--json"], { DATABASE_URL: undefined })).code).toBe(0);
     const { code, stdout } = await cli(["repair", "--dry-run", "--json"], {
       DATABASE_URL: undefined,
     });

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { mkdir, open, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
@@ -29,17 +30,34 @@ export interface OpenOptions {
   /** PGlite data directory, or "memory://" for a throwaway in-memory database. */
   dataDir?: string;
   poolSize?: number;
+  /** Refuse to initialise a new PGlite directory (read-only commands must not create one). */
+  mustExist?: boolean;
+}
+
+/** The PGlite directory holds no database: a read would only ever see an empty new one. */
+export class DatabaseMissingError extends Error {
+  constructor(readonly dataDir: string) {
+    super(
+      `no embedded database in ${dataDir}: start the app there first, or set WIREWATCH_DATA_DIR ` +
+        "(or DATABASE_URL) to the database to read",
+    );
+    this.name = "DatabaseMissingError";
+  }
 }
 
 /** Opens a database and brings its schema up to date. */
 export async function openDatabase(options: OpenOptions): Promise<Database> {
   return options.url
     ? openPostgres(options.url, options.poolSize ?? 10)
-    : openPglite(options.dataDir ?? "memory://");
+    : openPglite(options.dataDir ?? "memory://", options.mustExist ?? false);
 }
 
-async function openPglite(dataDir: string): Promise<Database> {
+async function openPglite(dataDir: string, mustExist: boolean): Promise<Database> {
   const inMemory = dataDir.startsWith("memory://");
+  // PG_VERSION is the first file initdb writes and is in every PGlite data directory.
+  if (mustExist && !inMemory && !existsSync(path.join(dataDir, "PG_VERSION"))) {
+    throw new DatabaseMissingError(path.resolve(dataDir));
+  }
   let release = async () => {};
   if (!inMemory) {
     await mkdir(dataDir, { recursive: true });
@@ -237,13 +255,19 @@ const globalForDb = globalThis as unknown as { wirewatchDb?: Promise<Database> }
  * instrumentation and workers in one process share one instance (PGlite allows only one).
  */
 export function getDb(): Promise<Database> {
-  globalForDb.wirewatchDb ??= openDatabase({
-    url: config().DATABASE_URL,
-    dataDir: config().WIREWATCH_DATA_DIR,
-    poolSize: config().DATABASE_POOL_SIZE,
-  }).catch((err) => {
+  globalForDb.wirewatchDb ??= openConfiguredDatabase().catch((err) => {
     globalForDb.wirewatchDb = undefined;
     throw err;
   });
   return globalForDb.wirewatchDb;
+}
+
+/** A database of its own from configuration (a CLI command); `mustExist` for read-only ones. */
+export function openConfiguredDatabase(options: Pick<OpenOptions, "mustExist"> = {}) {
+  return openDatabase({
+    url: config().DATABASE_URL,
+    dataDir: config().WIREWATCH_DATA_DIR,
+    poolSize: config().DATABASE_POOL_SIZE,
+    ...options,
+  });
 }

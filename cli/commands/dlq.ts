@@ -1,6 +1,6 @@
 import { userInfo } from "node:os";
 import { parseArgs } from "node:util";
-import { getDb } from "@/lib/db";
+import { type Database, openConfiguredDatabase } from "@/lib/db";
 import {
   type DeadLetterFilterInput,
   deadLetterStats,
@@ -104,40 +104,43 @@ export async function run(args: string[]): Promise<number> {
     if (ids.length !== 1) throw new UsageError("dlq show needs exactly one id");
     const id = ids[0] as string;
     if (!/^[1-9]\d{0,18}$/.test(id)) throw new UsageError(`dlq show: bad id "${id}"`);
-    return withDb(async (db) => {
-      const d = await getDeadLetter(db, id);
-      if (!d) {
-        console.error(`dlq: no dead letter ${id}`);
-        return 1;
-      }
-      if (values.json) {
-        console.log(json(d));
+    return withDb(
+      async (db) => {
+        const d = await getDeadLetter(db, id);
+        if (!d) {
+          console.error(`dlq: no dead letter ${id}`);
+          return 1;
+        }
+        if (values.json) {
+          console.log(json(d));
+          return 0;
+        }
+        console.log(`dead letter ${d.id} (${d.state}) in ${d.stage}, key ${d.key ?? "-"}`);
+        console.log(`  source ${d.sourceId ?? "-"}; attempts ${d.attempts}/${d.maxAttempts}`);
+        console.log(`  requeued ${d.requeues}×; fingerprint ${d.fingerprint ?? "-"}`);
+        console.log(`  first failed ${d.firstFailedAt?.toISOString() ?? "-"}`);
+        console.log(`  dead since ${d.deadAt?.toISOString() ?? "-"} (${ago(d.deadForSeconds)})`);
+        console.log(`  payload ${json(d.payload)}`);
+        const e = d.lastError;
+        console.log(`  last error ${e?.code ?? "-"}: ${e?.message ?? "-"}`);
+        if (e?.host) console.log(`  host ${e.host}`);
+        if (e?.stack) console.log(e.stack.replace(/^/gm, "    "));
+        console.log(`  failures (${d.failures.length}):`);
+        for (const f of d.failures) {
+          console.log(
+            `    ${f.failedAt.toISOString()}  attempt ${f.attempt}  ${f.kind}  ${f.workerId ?? "-"}  ${f.error.code}: ${oneLine(f.error.message)}`,
+          );
+        }
+        console.log(`  lease events (${d.leaseEvents.length}):`);
+        for (const l of d.leaseEvents) {
+          console.log(
+            `    ${l.at.toISOString()}  attempt ${l.attempt}  ${l.kind}  ${l.workerId ?? "-"}`,
+          );
+        }
         return 0;
-      }
-      console.log(`dead letter ${d.id} (${d.state}) in ${d.stage}, key ${d.key ?? "-"}`);
-      console.log(`  source ${d.sourceId ?? "-"}; attempts ${d.attempts}/${d.maxAttempts}`);
-      console.log(`  requeued ${d.requeues}×; fingerprint ${d.fingerprint ?? "-"}`);
-      console.log(`  first failed ${d.firstFailedAt?.toISOString() ?? "-"}`);
-      console.log(`  dead since ${d.deadAt?.toISOString() ?? "-"} (${ago(d.deadForSeconds)})`);
-      console.log(`  payload ${json(d.payload)}`);
-      const e = d.lastError;
-      console.log(`  last error ${e?.code ?? "-"}: ${e?.message ?? "-"}`);
-      if (e?.host) console.log(`  host ${e.host}`);
-      if (e?.stack) console.log(e.stack.replace(/^/gm, "    "));
-      console.log(`  failures (${d.failures.length}):`);
-      for (const f of d.failures) {
-        console.log(
-          `    ${f.failedAt.toISOString()}  attempt ${f.attempt}  ${f.kind}  ${f.workerId ?? "-"}  ${f.error.code}: ${oneLine(f.error.message)}`,
-        );
-      }
-      console.log(`  lease events (${d.leaseEvents.length}):`);
-      for (const l of d.leaseEvents) {
-        console.log(
-          `    ${l.at.toISOString()}  attempt ${l.attempt}  ${l.kind}  ${l.workerId ?? "-"}`,
-        );
-      }
-      return 0;
-    });
+      },
+      { read: true },
+    );
   }
   if (rest.length > 0) throw new UsageError(`dlq ${cmd}: unexpected "${rest.join(" ")}"`);
 
@@ -166,56 +169,62 @@ export async function run(args: string[]): Promise<number> {
     if (cursor !== undefined && !/^[1-9]\d{0,18}$/.test(cursor)) {
       throw new UsageError(`--cursor must be a dead letter id (got "${cursor}")`);
     }
-    return withDb(async (db) => {
-      const page = await listDeadLetters(db, filterInput, { limit, cursor });
-      if (values.json) {
-        console.log(json(page));
-        return 0;
-      }
-      for (const d of page.items) {
+    return withDb(
+      async (db) => {
+        const page = await listDeadLetters(db, filterInput, { limit, cursor });
+        if (values.json) {
+          console.log(json(page));
+          return 0;
+        }
+        for (const d of page.items) {
+          console.log(
+            [
+              d.id,
+              d.stage,
+              d.sourceId ?? "-",
+              d.fingerprint ?? "-",
+              `${d.attempts}/${d.maxAttempts}`,
+              `dead ${ago(d.deadForSeconds)}`,
+              d.requeues > 0 ? `requeued ${d.requeues}×` : "",
+              `${d.lastError?.code ?? "-"}: ${oneLine(d.lastError?.message, 80)}`,
+            ]
+              .filter(Boolean)
+              .join("  "),
+          );
+        }
         console.log(
-          [
-            d.id,
-            d.stage,
-            d.sourceId ?? "-",
-            d.fingerprint ?? "-",
-            `${d.attempts}/${d.maxAttempts}`,
-            `dead ${ago(d.deadForSeconds)}`,
-            d.requeues > 0 ? `requeued ${d.requeues}×` : "",
-            `${d.lastError?.code ?? "-"}: ${oneLine(d.lastError?.message, 80)}`,
-          ]
-            .filter(Boolean)
-            .join("  "),
+          `${page.items.length} dead letter(s)` +
+            (page.nextCursor ? `; more with --cursor ${page.nextCursor}` : ""),
         );
-      }
-      console.log(
-        `${page.items.length} dead letter(s)` +
-          (page.nextCursor ? `; more with --cursor ${page.nextCursor}` : ""),
-      );
-      return 0;
-    });
+        return 0;
+      },
+      { read: true },
+    );
   }
 
   if (cmd === "stats") {
-    return withDb(async (db) => {
-      const s = await deadLetterStats(db, filterInput);
-      if (values.json) {
-        console.log(json(s));
+    return withDb(
+      async (db) => {
+        const s = await deadLetterStats(db, filterInput);
+        if (values.json) {
+          console.log(json(s));
+          return 0;
+        }
+        console.log(`dead letters: ${s.depth}, oldest ${ago(s.oldestAgeSeconds)}`);
+        for (const st of s.byStage) {
+          console.log(`  ${st.stage}: ${st.depth}, oldest ${ago(st.oldestAgeSeconds)}`);
+        }
+        if (s.groups.length > 0) console.log("by cause:");
+        for (const g of s.groups) {
+          console.log(
+            `  ${g.fingerprint ?? "-"}  ${g.count}×  ${g.stage}  ${g.code ?? "-"}: ${oneLine(g.sampleMessage, 80)}` +
+              `  (${g.firstSeen?.toISOString() ?? "-"} … ${g.lastSeen?.toISOString() ?? "-"})`,
+          );
+        }
         return 0;
-      }
-      console.log(`dead letters: ${s.depth}, oldest ${ago(s.oldestAgeSeconds)}`);
-      for (const st of s.byStage) {
-        console.log(`  ${st.stage}: ${st.depth}, oldest ${ago(st.oldestAgeSeconds)}`);
-      }
-      if (s.groups.length > 0) console.log("by cause:");
-      for (const g of s.groups) {
-        console.log(
-          `  ${g.fingerprint ?? "-"}  ${g.count}×  ${g.stage}  ${g.code ?? "-"}: ${oneLine(g.sampleMessage, 80)}` +
-            `  (${g.firstSeen?.toISOString() ?? "-"} … ${g.lastSeen?.toISOString() ?? "-"})`,
-        );
-      }
-      return 0;
-    });
+      },
+      { read: true },
+    );
   }
 
   // requeue | discard
@@ -244,53 +253,56 @@ export async function run(args: string[]): Promise<number> {
     cap,
     dryRun: values["dry-run"],
   };
-  return withDb(async (db) => {
-    try {
-      if (cmd === "requeue") {
-        const r = await requeueDeadLetters(db, { ...common, force: values.force, ratePerSecond });
+  return withDb(
+    async (db) => {
+      try {
+        if (cmd === "requeue") {
+          const r = await requeueDeadLetters(db, { ...common, force: values.force, ratePerSecond });
+          if (values.json) {
+            console.log(json(r));
+            return 0;
+          }
+          const refused = Object.entries(r.refused).map(([why, n]) => `${n} ${why}`);
+          console.log(
+            `requeue (${r.dryRun ? "dry run" : "done"}): matched ${r.matched}, ` +
+              `${r.dryRun ? "would requeue" : "requeued"} ${r.requeued}` +
+              (r.requeued > 1
+                ? ` over ${r.spreadSeconds.toFixed(1)} s at ${r.ratePerSecond}/s`
+                : "") +
+              (r.superseded > 0
+                ? `; ${r.dryRun ? "would resolve" : "resolved"} ${r.superseded} (${Object.entries(
+                    r.supersededBy,
+                  )
+                    .slice(0, 5)
+                    .map(([dead, live]) => `${dead} superseded by job ${live}`)
+                    .join(", ")})`
+                : "") +
+              (refused.length > 0 ? `; refused: ${refused.join(", ")}` : "") +
+              (r.refused["breaker open"] ? " (--force to requeue anyway)" : "") +
+              (r.moreMatched ? `; ${r.capped} more over the cap of ${r.cap} (run again)` : "") +
+              `; audit #${r.auditId}`,
+          );
+          return 0;
+        }
+        const r = await discardDeadLetters(db, common);
         if (values.json) {
           console.log(json(r));
           return 0;
         }
-        const refused = Object.entries(r.refused).map(([why, n]) => `${n} ${why}`);
         console.log(
-          `requeue (${r.dryRun ? "dry run" : "done"}): matched ${r.matched}, ` +
-            `${r.dryRun ? "would requeue" : "requeued"} ${r.requeued}` +
-            (r.requeued > 1
-              ? ` over ${r.spreadSeconds.toFixed(1)} s at ${r.ratePerSecond}/s`
-              : "") +
-            (r.superseded > 0
-              ? `; ${r.dryRun ? "would resolve" : "resolved"} ${r.superseded} (${Object.entries(
-                  r.supersededBy,
-                )
-                  .slice(0, 5)
-                  .map(([dead, live]) => `${dead} superseded by job ${live}`)
-                  .join(", ")})`
-              : "") +
-            (refused.length > 0 ? `; refused: ${refused.join(", ")}` : "") +
-            (r.refused["breaker open"] ? " (--force to requeue anyway)" : "") +
+          `discard (${r.dryRun ? "dry run" : "done"}): matched ${r.matched}, ` +
+            `${r.dryRun ? "would archive" : "archived"} ${r.discarded}` +
             (r.moreMatched ? `; ${r.capped} more over the cap of ${r.cap} (run again)` : "") +
             `; audit #${r.auditId}`,
         );
         return 0;
+      } catch (err) {
+        if (err instanceof SelectionError) throw new UsageError(err.message);
+        throw err;
       }
-      const r = await discardDeadLetters(db, common);
-      if (values.json) {
-        console.log(json(r));
-        return 0;
-      }
-      console.log(
-        `discard (${r.dryRun ? "dry run" : "done"}): matched ${r.matched}, ` +
-          `${r.dryRun ? "would archive" : "archived"} ${r.discarded}` +
-          (r.moreMatched ? `; ${r.capped} more over the cap of ${r.cap} (run again)` : "") +
-          `; audit #${r.auditId}`,
-      );
-      return 0;
-    } catch (err) {
-      if (err instanceof SelectionError) throw new UsageError(err.message);
-      throw err;
-    }
-  });
+    },
+    { read: values["dry-run"] },
+  );
 }
 
 function parse(args: string[]) {
@@ -317,8 +329,9 @@ function parse(args: string[]) {
   });
 }
 
-async function withDb(fn: (db: Awaited<ReturnType<typeof getDb>>) => Promise<number>) {
-  const db = await getDb();
+/** `read`: the command only reads (list, show, stats, a dry run), so it must not create one. */
+async function withDb(fn: (db: Database) => Promise<number>, { read }: { read: boolean }) {
+  const db = await openConfiguredDatabase({ mustExist: read });
   try {
     return await fn(db);
   } finally {

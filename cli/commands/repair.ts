@@ -1,6 +1,6 @@
 import { userInfo } from "node:os";
 import { parseArgs } from "node:util";
-import { getDb } from "@/lib/db";
+import { openConfiguredDatabase } from "@/lib/db";
 import { repairFromAudit } from "@/workers/repair/repairFromAudit";
 import { UsageError } from "../usage";
 
@@ -26,7 +26,8 @@ export async function run(args: string[]): Promise<number> {
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
     throw new UsageError("--batch must be an integer from 1 to 10000");
   }
-  const db = await getDb();
+  // A dry run only reads: on a directory with no database it must say so, not create one.
+  const db = await openConfiguredDatabase({ mustExist: values["dry-run"] });
   try {
     const report = await repairFromAudit(db, {
       dryRun: values["dry-run"],
