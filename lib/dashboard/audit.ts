@@ -1,16 +1,23 @@
 import type { Database } from "@/lib/db";
+import { AUDIT_ACTIONS as DEAD_LETTER_AUDIT_ACTIONS } from "@/workers/queue/deadLetters/audit";
+import { REPAIR_ACTIONS } from "./repairs";
+import { SOURCE_AUDIT_ACTIONS } from "./sources";
 
 /** The admin_audit log for the Audit page: newest first, keyset-paged by id. */
 
-/** Actions written today, offered as filter choices (others can be typed). */
-export const KNOWN_AUDIT_ACTIONS = [
-  "dead_letters.requeue",
-  "dead_letters.discard",
-  "repairs.dry_run",
-  "repairs.apply",
-  "chaos.set",
-  "chaos.clear",
-] as const;
+/** The chaos route's actions (app/api/chaos writes them with writeAudit). */
+export const CHAOS_AUDIT_ACTIONS = { set: "chaos.set", clear: "chaos.clear" } as const;
+
+/**
+ * Every action written, offered as the Audit page's filter choices (others can be typed), read
+ * from each operation's own names so a new action cannot be left out of the filter.
+ */
+export const KNOWN_AUDIT_ACTIONS: readonly string[] = [
+  ...Object.values(DEAD_LETTER_AUDIT_ACTIONS),
+  ...Object.values(REPAIR_ACTIONS),
+  ...Object.values(SOURCE_AUDIT_ACTIONS),
+  ...Object.values(CHAOS_AUDIT_ACTIONS),
+];
 
 export interface AuditRow {
   id: string;
