@@ -37,6 +37,9 @@ test("a repair: dry run with the diff, apply with progress, both in the history"
   await expect(diff.locator("tr").filter({ hasText: REPAIR_ROW.field }).first()).toContainText(
     "yes",
   );
+  // Applied: nothing left to apply until a dry run finds something again.
+  await expect(page.getByRole("button", { name: "Apply…" })).toBeDisabled();
+  await expect(page.getByTestId("nothing-to-repair")).toContainText("Nothing to repair");
 
   // History: both runs, newest first, by the admin.
   const history = page.getByRole("table", { name: "Repair runs" }).locator("tbody tr");
@@ -52,4 +55,8 @@ test("a repair: dry run with the diff, apply with progress, both in the history"
   await expect(
     panel.locator(`tr[data-entry-key]`).filter({ hasText: REPAIR_ROW.field }),
   ).toHaveCount(0);
+  // 0 rows differ: Apply is not offered, and the page says why.
+  await expect(panel).toContainText("would change 0");
+  await expect(page.getByRole("button", { name: "Apply…" })).toBeDisabled();
+  await expect(page.getByTestId("nothing-to-repair")).toContainText("found 0 rows that differ");
 });

@@ -6,6 +6,7 @@ import s from "@/components/dashboard.module.css";
 import { ApiError } from "@/components/hooks/api";
 import { useRepairRun, useRepairRuns, useStartRepair } from "@/components/hooks/useRepairs";
 import type { RepairRunView } from "@/lib/dashboard/repairs";
+import { applyOffer } from "./applyOffer";
 import own from "./repairs.module.css";
 
 const when = (iso: string | null) => (iso ? `${iso.slice(0, 19).replace("T", " ")} UTC` : "—");
@@ -21,6 +22,8 @@ export function RepairsView() {
   const active = runs.data?.activeRunId ?? null;
   const shown = chosen ?? active ?? list[0]?.id ?? null;
   const lastDry = list.find((r) => r.dryRun && r.status === "finished");
+  const offer = applyOffer(list);
+  const nothing = offer.kind === "nothing";
 
   const run = (dryRun: boolean) => {
     setConfirming(false);
@@ -41,14 +44,22 @@ export function RepairsView() {
         <button
           type="button"
           className={s.button}
-          disabled={!!active || start.isPending}
+          disabled={!!active || start.isPending || nothing}
           onClick={() => setConfirming(true)}
         >
           Apply…
         </button>
         {active ? <span className={s.muted}>Run {active} is running.</span> : null}
+        {!active && nothing ? (
+          <span className={s.muted} data-testid="nothing-to-repair">
+            Nothing to repair:{" "}
+            {offer.dry === list.find((r) => r.status === "finished")
+              ? `the last dry run (run ${offer.dry.id}) found 0 rows that differ.`
+              : "the last apply rewrote what its dry run found; run a dry run to look again."}
+          </span>
+        ) : null}
       </div>
-      {confirming ? (
+      {confirming && !nothing ? (
         <section className={own.confirm} role="dialog" aria-label="Apply repair">
           <p>
             {lastDry
