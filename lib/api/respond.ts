@@ -17,21 +17,53 @@ export function apiError(
   return json({ error: { code, message } }, { status, headers });
 }
 
-/** Parses a request's query string with a zod schema; a 400 naming the parameter when it fails. */
-export function parseQuery<S extends z.ZodType>(
-  request: Request,
-  schema: S,
-): { ok: true; value: z.infer<S> } | { ok: false; response: Response } {
-  const params = Object.fromEntries(new URL(request.url).searchParams);
-  const parsed = schema.safeParse(params);
+type Parsed<T> = { ok: true; value: T } | { ok: false; response: Response };
+
+function badRequest(issues: z.core.$ZodIssue[], fallback: string): Response {
+  const issue = issues[0];
+  return apiError(
+    400,
+    "bad_request",
+    `${issue?.path.join(".") || fallback}: ${issue?.message ?? "invalid"}`,
+  );
+}
+
+/**
+ * Parses a request's query string with a zod schema; a 400 naming the parameter when it fails.
+ * A parameter given twice (`?q=a&q=b`) is refused rather than one of them silently winning.
+ */
+export function parseQuery<S extends z.ZodType>(request: Request, schema: S): Parsed<z.infer<S>> {
+  const params = new Map<string, string>();
+  for (const [name, value] of new URL(request.url).searchParams) {
+    if (params.has(name)) {
+      return {
+        ok: false,
+        response: apiError(400, "bad_request", `${name.slice(0, 100)}: given more than once`),
+      };
+    }
+    params.set(name, value);
+  }
+  const parsed = schema.safeParse(Object.fromEntries(params));
   if (parsed.success) return { ok: true, value: parsed.data };
-  const issue = parsed.error.issues[0];
+  return { ok: false, response: badRequest(parsed.error.issues, "query") };
+}
+
+/**
+ * Parses one path parameter (`/api/sources/:id`) with a zod schema; a 400 naming it when it
+ * fails. Next.js hands the segment over decoded, so it can hold a NUL or a lone surrogate.
+ */
+export function parseParam<S extends z.ZodType>(
+  name: string,
+  value: string,
+  schema: S,
+): Parsed<z.infer<S>> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return { ok: true, value: parsed.data };
   return {
     ok: false,
-    response: apiError(
-      400,
-      "bad_request",
-      `${issue?.path.join(".") || "query"}: ${issue?.message ?? "invalid"}`,
+    response: badRequest(
+      parsed.error.issues.map((i) => ({ ...i, path: [name] })),
+      name,
     ),
   };
 }

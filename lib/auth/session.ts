@@ -89,14 +89,22 @@ export async function openSession(
   return { expiresAt: new Date(expiresAt) };
 }
 
-/** A cookie's value from a request's Cookie header. */
+/**
+ * A cookie's value from a request's Cookie header. A value that does not percent-decode
+ * ("%E0%A4%A") is left out, as Next.js's own cookie parser does: it cannot be a seal of ours,
+ * so the request reads as having no session (not logged in, a fresh login replaces it) rather
+ * than failing, which would lock that browser out of logging in and out until it clears it.
+ */
 export function readCookie(request: Request, name: string): string | undefined {
   const header = request.headers.get("cookie");
   if (!header) return undefined;
   for (const part of header.split(";")) {
     const eq = part.indexOf("=");
     if (eq < 0) continue;
-    if (part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+    if (part.slice(0, eq).trim() !== name) continue;
+    try {
+      return decodeURIComponent(part.slice(eq + 1).trim());
+    } catch {}
   }
   return undefined;
 }

@@ -1,4 +1,5 @@
 import type { Database } from "@/lib/db";
+import { isId } from "@/lib/validation";
 
 /**
  * The Items page's reads: a bounded search over current rows, and one item's provenance (the
@@ -64,20 +65,60 @@ function encodeCursor(at: string, key: string): string {
   return Buffer.from(JSON.stringify([at, key])).toString("base64url");
 }
 
+/**
+ * Decodes a cursor this module made, and nothing else: the pair goes into the query as a
+ * timestamptz and a text, so anything PostgreSQL would refuse there ("2026", February 30, a
+ * NUL in the key) must be a BadCursorError here rather than a failed query.
+ */
 function decodeCursor(cursor: string): [string, string] {
+  let v: unknown;
   try {
-    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (
-      Array.isArray(v) &&
-      v.length === 2 &&
-      typeof v[0] === "string" &&
-      typeof v[1] === "string" &&
-      !Number.isNaN(Date.parse(v[0].replace(" ", "T").replace(/([+-]\d\d)$/, "$1:00")))
-    ) {
-      return [v[0], v[1]];
-    }
-  } catch {}
+    v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    throw new BadCursorError();
+  }
+  if (
+    Array.isArray(v) &&
+    v.length === 2 &&
+    typeof v[0] === "string" &&
+    typeof v[1] === "string" &&
+    isPrintedTimestamp(v[0]) &&
+    /^[0-9a-f]{64}$/.test(v[1])
+  ) {
+    return [v[0], v[1]];
+  }
   throw new BadCursorError();
+}
+
+/**
+ * A timestamptz as PostgreSQL prints it ("2026-05-01 12:34:56.123456+00", the offset in the
+ * session's time zone, up to ±15:59:59) that names a real instant: no month 13, no February 30.
+ */
+function isPrintedTimestamp(at: string): boolean {
+  const m =
+    /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.\d{1,6})?[+-](\d{2})(?::([0-5]\d)(?::([0-5]\d))?)?$/.exec(
+      at,
+    );
+  if (!m) return false;
+  const [year, month, day, hour, minute, second, offsetHours] = m.slice(1, 8).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return (
+    date.getUTCFullYear() === year &&
+    date.getUTCMonth() === month - 1 &&
+    date.getUTCDate() === day &&
+    hour < 24 &&
+    minute < 60 &&
+    second < 60 &&
+    offsetHours <= 15
+  );
 }
 
 export const httpLink = (link: string | null): string | null =>
@@ -259,7 +300,7 @@ export async function getItem(
   entryKey: string,
   { after }: { after?: string } = {},
 ): Promise<ItemDetail | null> {
-  if (after !== undefined && !/^\d{1,19}$/.test(after)) throw new BadCursorError();
+  if (after !== undefined && !isId(after)) throw new BadCursorError();
   const rows = await db.prisma.$queryRaw<
     (SummaryRow & {
       canonical_id: string;

@@ -3,16 +3,14 @@ import { json, parseQuery } from "@/lib/api/respond";
 import { requireReader } from "@/lib/auth/guard";
 import { KNOWN_AUDIT_ACTIONS, listAudit } from "@/lib/dashboard/audit";
 import { getDb } from "@/lib/db";
+import { id, text } from "@/lib/validation";
 
 export const dynamic = "force-dynamic";
 
 const Query = z
   .object({
-    action: z.string().trim().max(200).optional(),
-    before: z
-      .string()
-      .regex(/^[1-9]\d{0,18}$/)
-      .optional(),
+    action: text(200).optional(),
+    before: id("an audit entry id").optional(),
     limit: z.coerce.number().int().min(1).max(200).optional(),
   })
   .strict();

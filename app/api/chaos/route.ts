@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { readJsonBody } from "@/lib/api/body";
-import { apiError, json } from "@/lib/api/respond";
+import { apiError, json, parseQuery } from "@/lib/api/respond";
 import { requireAdmin, requireReader } from "@/lib/auth/guard";
 import {
   CHAOS_STAGES,
@@ -8,28 +8,46 @@ import {
   clearChaos,
   enqueueChaosProbes,
   listChaos,
+  probeFates,
   setChaos,
 } from "@/lib/chaos";
 import { writeAudit } from "@/lib/dashboard/audit";
 import { getDb } from "@/lib/db";
+import { text } from "@/lib/validation";
 
 export const dynamic = "force-dynamic";
 
 const notFound = () => apiError(404, "not_found", "not found");
 
-/** GET /api/chaos → { faults: [{stage, sourceId, permanent, since, hits}] }; 404 when chaos is off. */
+const Query = z.strictObject({
+  /** Up to 100 probe job ids, comma-separated: what became of each (see probeFates). */
+  probes: z
+    .string()
+    .optional()
+    .transform((v) => (v ? v.split(",") : []))
+    // Up to 18 digits: always within a bigint, so the id cast in SQL cannot fail.
+    .pipe(z.array(z.string().regex(/^[1-9][0-9]{0,17}$/, "must be a job id")).max(100)),
+});
+
+/**
+ * GET /api/chaos[?probes=id,…] → { faults: [{stage, sourceId, permanent, since, hits}],
+ * probes: [{id, state, claims, failures}] }; 404 when chaos is off.
+ */
 export async function GET(request: Request): Promise<Response> {
   if (!chaosEnabled()) return notFound();
   const denied = await requireReader(request);
   if (denied) return denied;
-  return json({ faults: listChaos() });
+  const query = parseQuery(request, Query);
+  if (!query.ok) return query.response;
+  const probes = await probeFates(await getDb(), query.value.probes);
+  return json({ faults: listChaos(), probes });
 }
 
 const Body = z.discriminatedUnion("action", [
   z.strictObject({
     action: z.literal("set"),
     stage: z.enum(CHAOS_STAGES),
-    sourceId: z.string().trim().min(1).max(200),
+    sourceId: text(200, { min: 1 }),
     /** Park the job at once (PermanentJobError) instead of going through the retries. */
     permanent: z.boolean().default(true),
     /** Also put this many fetch jobs for the source on the queue now (see enqueueChaosProbes). */
@@ -38,7 +56,7 @@ const Body = z.discriminatedUnion("action", [
   z.strictObject({
     action: z.literal("clear"),
     stage: z.enum(CHAOS_STAGES).optional(),
-    sourceId: z.string().trim().min(1).max(200).optional(),
+    sourceId: text(200, { min: 1 }).optional(),
   }),
 ]);
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { apiError } from "@/lib/api/respond";
+import { id, text } from "@/lib/validation";
 import {
   type DeadLetterFilterInput,
   InvalidDeadLetterFilterError,
@@ -8,12 +9,12 @@ import {
 
 /** The dead-letter filter as query parameters (stage, source, code, fingerprint, from, to). */
 export const FilterQuery = z.object({
-  stage: z.string().trim().min(1).max(200).optional(),
-  source: z.string().trim().min(1).max(200).optional(),
-  code: z.string().trim().min(1).max(200).optional(),
-  fingerprint: z.string().trim().min(1).max(64).optional(),
-  from: z.string().trim().min(1).max(40).optional(),
-  to: z.string().trim().min(1).max(40).optional(),
+  stage: text(200, { min: 1 }).optional(),
+  source: text(200, { min: 1 }).optional(),
+  code: text(200, { min: 1 }).optional(),
+  fingerprint: text(64, { min: 1 }).optional(),
+  from: text(40, { min: 1 }).optional(),
+  to: text(40, { min: 1 }).optional(),
 });
 
 export function toFilter(q: z.infer<typeof FilterQuery>): DeadLetterFilterInput {
@@ -43,17 +44,13 @@ export function badSelection(err: unknown): Response {
 export const SelectionBody = z.strictObject({
   filter: z
     .strictObject({
-      ids: z
-        .array(z.string().regex(/^[1-9]\d{0,18}$/))
-        .min(1)
-        .max(10_000)
-        .optional(),
-      stage: z.string().trim().min(1).max(200).optional(),
-      source: z.string().trim().min(1).max(200).optional(),
-      code: z.string().trim().min(1).max(200).optional(),
-      fingerprint: z.string().trim().min(1).max(64).optional(),
-      from: z.string().trim().min(1).max(40).optional(),
-      to: z.string().trim().min(1).max(40).optional(),
+      ids: z.array(id("a job id")).min(1).max(10_000).optional(),
+      stage: text(200, { min: 1 }).optional(),
+      source: text(200, { min: 1 }).optional(),
+      code: text(200, { min: 1 }).optional(),
+      fingerprint: text(64, { min: 1 }).optional(),
+      from: text(40, { min: 1 }).optional(),
+      to: text(40, { min: 1 }).optional(),
     })
     .default({}),
   all: z.boolean().optional(),

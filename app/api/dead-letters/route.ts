@@ -2,16 +2,14 @@ import { z } from "zod";
 import { json, parseQuery } from "@/lib/api/respond";
 import { requireReader } from "@/lib/auth/guard";
 import { getDb } from "@/lib/db";
+import { id } from "@/lib/validation";
 import { listDeadLetters } from "@/workers/queue/deadLetters";
 import { badSelection, FilterQuery, toFilter } from "./filter";
 
 export const dynamic = "force-dynamic";
 
 const Query = FilterQuery.extend({
-  cursor: z
-    .string()
-    .regex(/^[1-9]\d{0,18}$/)
-    .optional(),
+  cursor: id("a job id").optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
 }).strict();
 

@@ -3,13 +3,14 @@ import { apiError, json, parseQuery } from "@/lib/api/respond";
 import { requireReader } from "@/lib/auth/guard";
 import { BadCursorError, searchItems } from "@/lib/dashboard/items";
 import { getDb } from "@/lib/db";
+import { text } from "@/lib/validation";
 
 export const dynamic = "force-dynamic";
 
 const Query = z
   .object({
-    q: z.string().trim().max(200).optional(),
-    source: z.string().trim().max(200).optional(),
+    q: text(200).optional(),
+    source: text(200).optional(),
     cursor: z.string().max(400).optional(),
     limit: z.coerce.number().int().min(1).max(200).optional(),
   })

@@ -6,7 +6,7 @@ import { getDb } from "@/lib/db";
 
 export const dynamic = "force-dynamic";
 
-const Query = z.object({ hours: z.coerce.number().int().min(1).max(24).default(1) });
+const Query = z.strictObject({ hours: z.coerce.number().int().min(1).max(24).default(1) });
 
 /** GET /api/queues?hours=1..24 → { queues }: depth, lag over time, leases, workers. */
 export async function GET(request: Request): Promise<Response> {

@@ -4,15 +4,13 @@ import { apiError, json, parseQuery } from "@/lib/api/respond";
 import { requireAdmin, requireReader } from "@/lib/auth/guard";
 import { listRepairRuns, RepairBusyError, startRepair } from "@/lib/dashboard/repairs";
 import { getDb } from "@/lib/db";
+import { id } from "@/lib/validation";
 
 export const dynamic = "force-dynamic";
 
 const Query = z
   .object({
-    before: z
-      .string()
-      .regex(/^[1-9]\d{0,18}$/)
-      .optional(),
+    before: id("a run id").optional(),
     limit: z.coerce.number().int().min(1).max(100).optional(),
   })
   .strict();

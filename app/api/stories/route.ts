@@ -6,7 +6,7 @@ import { getDb } from "@/lib/db";
 
 export const dynamic = "force-dynamic";
 
-const Query = z.object({ hours: z.coerce.number().int().min(1).max(24).default(24) });
+const Query = z.strictObject({ hours: z.coerce.number().int().min(1).max(24).default(24) });
 
 /**
  * GET /api/stories?hours=1..24 → { stories }: per story-api source its tickers, catch-up,

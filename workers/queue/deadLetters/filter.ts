@@ -1,14 +1,12 @@
 import { z } from "zod";
 import { Prisma } from "@/lib/generated/prisma/client";
+import { isId, text } from "@/lib/validation";
 
 /** A job id as text (jobs.id is a bigint); numbers are accepted and turned into text. */
-const MAX_BIGINT = 9223372036854775807n;
 const jobId = z
   .union([z.string(), z.number()])
   .transform((v) => String(v).trim())
-  .refine((v) => /^[1-9]\d{0,18}$/.test(v) && BigInt(v) <= MAX_BIGINT, {
-    message: "must be a job id (a positive integer)",
-  });
+  .refine(isId, { message: "must be a job id (a positive integer)" });
 
 const when = z.union([z.date(), z.string(), z.number()]).transform((v, ctx) => {
   const d = v instanceof Date ? v : new Date(v);
@@ -25,10 +23,10 @@ export const deadLetterFilterSchema = z
     /** These dead letters (at most 10,000 at once). */
     ids: z.array(jobId).min(1, "must list at least one id").max(10_000).optional(),
     /** The stage (queue name). */
-    queue: z.string().trim().min(1).max(200).optional(),
-    sourceId: z.string().trim().min(1).max(200).optional(),
+    queue: text(200, { min: 1 }).optional(),
+    sourceId: text(200, { min: 1 }).optional(),
     /** last_error.code, exactly. */
-    code: z.string().trim().min(1).max(200).optional(),
+    code: text(200, { min: 1 }).optional(),
     /** The failure's fingerprint: 16 hex digits (see jobError.ts). */
     fingerprint: z
       .string()

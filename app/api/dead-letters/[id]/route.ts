@@ -1,6 +1,7 @@
-import { apiError, json } from "@/lib/api/respond";
+import { apiError, json, parseParam } from "@/lib/api/respond";
 import { requireReader } from "@/lib/auth/guard";
 import { getDb } from "@/lib/db";
+import { id as bigintId } from "@/lib/validation";
 import { getDeadLetter } from "@/workers/queue/deadLetters";
 
 export const dynamic = "force-dynamic";
@@ -13,8 +14,9 @@ export async function GET(
   request: Request,
   { params }: { params: Promise<{ id: string }> },
 ): Promise<Response> {
-  const { id } = await params;
-  if (!/^[1-9]\d{0,18}$/.test(id)) return apiError(400, "bad_request", "id: must be a job id");
+  const path = parseParam("id", (await params).id, bigintId("a job id"));
+  if (!path.ok) return path.response;
+  const id = path.value;
   const denied = await requireReader(request);
   if (denied) return denied;
   const letter = await getDeadLetter(await getDb(), id);

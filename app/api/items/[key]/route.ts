@@ -3,15 +3,13 @@ import { apiError, json, parseQuery } from "@/lib/api/respond";
 import { requireReader } from "@/lib/auth/guard";
 import { getItem } from "@/lib/dashboard/items";
 import { getDb } from "@/lib/db";
+import { id } from "@/lib/validation";
 
 export const dynamic = "force-dynamic";
 
 const Query = z
   .object({
-    after: z
-      .string()
-      .regex(/^\d{1,19}$/)
-      .optional(),
+    after: id("an observation id").optional(),
   })
   .strict();
 

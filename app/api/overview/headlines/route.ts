@@ -6,7 +6,7 @@ import { getDb } from "@/lib/db";
 
 export const dynamic = "force-dynamic";
 
-const Query = z.object({
+const Query = z.strictObject({
   limit: z.coerce.number().int().min(1).max(200).default(LATEST_LIMIT),
 });
 

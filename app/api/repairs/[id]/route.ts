@@ -1,17 +1,15 @@
 import { z } from "zod";
-import { apiError, json, parseQuery } from "@/lib/api/respond";
+import { apiError, json, parseParam, parseQuery } from "@/lib/api/respond";
 import { requireReader } from "@/lib/auth/guard";
 import { getRepairRun } from "@/lib/dashboard/repairs";
 import { getDb } from "@/lib/db";
+import { id as bigintId } from "@/lib/validation";
 
 export const dynamic = "force-dynamic";
 
 const Query = z
   .object({
-    after: z
-      .string()
-      .regex(/^[1-9]\d{0,18}$/)
-      .optional(),
+    after: bigintId("a change id").optional(),
     limit: z.coerce.number().int().min(1).max(500).optional(),
   })
   .strict();
@@ -24,8 +22,9 @@ export async function GET(
   request: Request,
   { params }: { params: Promise<{ id: string }> },
 ): Promise<Response> {
-  const { id } = await params;
-  if (!/^[1-9]\d{0,18}$/.test(id)) return apiError(400, "bad_request", "id: must be a run id");
+  const path = parseParam("id", (await params).id, bigintId("a run id"));
+  if (!path.ok) return path.response;
+  const id = path.value;
   const query = parseQuery(request, Query);
   if (!query.ok) return query.response;
   const denied = await requireReader(request);

@@ -2,6 +2,7 @@ import { readBodyBytes } from "@/lib/api/body";
 import { json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db";
 import { emit } from "@/lib/events";
+import { textProblem } from "@/lib/validation";
 import {
   receiveWebhook,
   recordRejection,
@@ -20,7 +21,8 @@ export const dynamic = "force-dynamic";
  * error shape when sent to a host this server does not answer to (lib/auth/hosts.ts).
  */
 export async function POST(request: Request): Promise<Response> {
-  const sourceId = new URL(request.url).searchParams.get("source");
+  const sources = new URL(request.url).searchParams.getAll("source");
+  const sourceId = sources[0] ?? null;
   const read = await readBodyBytes(request, { limit: WEBHOOK_MAX_BYTES });
   if (!read.ok && read.response.status !== 413) return read.response;
   if (!read.ok) {
@@ -40,6 +42,30 @@ export async function POST(request: Request): Promise<Response> {
       ).catch(() => {});
     }
     return json({ outcome: "rejected", reason: "too_large", message }, { status: 413 });
+  }
+  const badSource = sourceParamProblem(sources);
+  if (badSource) {
+    // A 400, not the 503 the query would have made: no retry can make this name a source.
+    emit("story:webhook", {
+      source: "",
+      outcome: "rejected",
+      reason: "unknown_source",
+      lagSeconds: null,
+    });
+    const db = await getDb().catch(() => null);
+    if (db) {
+      await recordRejection(
+        db,
+        "",
+        "unknown_source",
+        request.headers.get("webhook-id"),
+        badSource,
+      ).catch(() => {});
+    }
+    return json(
+      { outcome: "rejected", reason: "unknown_source", message: badSource },
+      { status: 400 },
+    );
   }
   let db: Awaited<ReturnType<typeof getDb>>;
   try {
@@ -63,4 +89,14 @@ export async function POST(request: Request): Promise<Response> {
     status: answer.status,
     headers: answer.status === 503 ? { "retry-after": "5" } : {},
   });
+}
+
+/** Why ?source= cannot name a source (given twice, over 200 characters, not storable text). */
+function sourceParamProblem(sources: string[]): string | null {
+  if (sources.length > 1) return "source: given more than once";
+  const id = sources[0];
+  if (!id) return null;
+  if (id.length > 200) return "source: a source id is at most 200 characters";
+  const problem = textProblem(id);
+  return problem ? `source: ${problem}` : null;
 }

@@ -1,7 +1,8 @@
-import { apiError, json } from "@/lib/api/respond";
+import { apiError, json, parseParam } from "@/lib/api/respond";
 import { requireAdmin } from "@/lib/auth/guard";
 import { fetchSourceNow } from "@/lib/dashboard/sources";
 import { getDb } from "@/lib/db";
+import { SourceIdParam } from "../param";
 
 export const dynamic = "force-dynamic";
 
@@ -12,7 +13,9 @@ export async function POST(
 ): Promise<Response> {
   const auth = await requireAdmin(request);
   if (auth instanceof Response) return auth;
-  const { id } = await params;
+  const path = parseParam("id", (await params).id, SourceIdParam);
+  if (!path.ok) return path.response;
+  const id = path.value;
   const result = await fetchSourceNow(await getDb(), id, auth.actor);
   if (!result) return apiError(404, "not_found", `no source "${id}"`);
   return json({ result });
