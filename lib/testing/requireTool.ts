@@ -1,6 +1,8 @@
 import { accessSync, constants } from "node:fs";
 import path from "node:path";
 
+type Env = Record<string, string | undefined>;
+
 export interface RequiredTool {
   /** Where the tool is, or null when it is not on the PATH. */
   path: string | null;
@@ -13,11 +15,11 @@ export interface RequiredTool {
 }
 
 /** CI=true (as .ci/run sets it), or 1: the machine that installs every tool the tests run. */
-export function runningInCi(env: NodeJS.ProcessEnv = process.env): boolean {
+export function runningInCi(env: Env = process.env): boolean {
   return ["true", "1"].includes((env.CI ?? "").toLowerCase());
 }
 
-function onPath(name: string, env: NodeJS.ProcessEnv): string | null {
+function onPath(name: string, env: Env): string | null {
   for (const dir of (env.PATH ?? "").split(path.delimiter)) {
     if (!dir) continue;
     const candidate = path.join(dir, name);
@@ -42,7 +44,7 @@ export function requireTool(
   name: string,
   what: string,
   install: string,
-  env: NodeJS.ProcessEnv = process.env,
+  env: Env = process.env,
 ): RequiredTool {
   const found = onPath(name, env);
   const skip = found === null && !runningInCi(env);
