@@ -1,13 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
-import { type BackpressureSettings, runBackpressure } from "./testing/backpressureScenario";
+import {
+  type BackpressureResult,
+  type BackpressureSettings,
+  runBackpressure,
+} from "./testing/backpressureScenario";
 
-// The acceptance check for backpressure, with real fetches and the real writer: when the writer
-// is 100× slower the fetchers wait on the bounded buffer, memory stays near the unthrottled
-// run's, and every observation arrives. (`npm run -s bench -- backpressure` runs it bigger, with
-// the writer slow throughout.) Here the writer is slow for the first 6 s and then recovers, so
-// the run finishes in reasonable time: the fetchers are done fetching long before that, so for
-// the whole time they could pile up, the writer is 100× slower.
+// The acceptance check for backpressure, with real fetches and the real writer, and the writer
+// at its slowest: stalled, writing nothing until the pipeline is full. With the bound the
+// fetchers wait (on the full buffer, and each fetch job on its own feed being written), so the
+// pipeline holds at most fetchConcurrency feeds, in entries and in live memory, and every
+// observation arrives once the writer runs. Without it (the control: an unbounded buffer and
+// every feed fetched at once) the same stalled writer holds the whole workload. The moment
+// measured is when nothing more can come in, so the figures do not depend on the machine's
+// speed. (`npm run -s bench -- backpressure` runs it with a 100× slower writer instead.)
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -15,53 +21,66 @@ beforeAll(async () => {
 });
 afterAll(() => db?.drop());
 
+// 20 feeds × 30 entries × 15,000-char summaries: 8.7 MB of feed bodies.
 const settings: BackpressureSettings = {
   feeds: 20,
   entries: 30,
   summaryChars: 15_000,
   slowdown: 1,
+  stallUntilFull: true,
   bufferCapacity: 50,
   batchSize: 25,
-  fetchConcurrency: 8,
+  fetchConcurrency: 4,
   timeoutMs: 240_000,
 };
 const MB = 2 ** 20;
+// Each fetch job holds its feed until it is written: 4 feeds × 30 = 120 of the 600 entries
+// (the buffer takes 50 of them and the writer 25, so the other producers wait).
+const bound = settings.fetchConcurrency * settings.entries;
+
+const describeRun = (name: string, r: BackpressureResult) =>
+  `${name}: held ${r.heldEntries}/${r.expected} entries and ` +
+  `+${((r.heldMemoryBytes ?? 0) / MB).toFixed(1)} MB live memory when full ` +
+  `(workload ${(r.workloadBytes / MB).toFixed(1)} MB); at most ${r.peakInFlight} entries ` +
+  `(${(r.peakInFlightBytes / MB).toFixed(1)} MB of feed) in flight; sampled peak ` +
+  `+${(r.peakMemoryBytes / MB).toFixed(1)} MB; peak queued ${r.peakQueued}, ${r.waits} waits ` +
+  `(${r.waitedMs} ms), ${r.dropped} dropped, ${r.durationMs} ms`;
+
+let bounded: BackpressureResult | undefined;
 
 describe("backpressure between fetch and store", () => {
-  it("makes the fetchers wait for a 100× slower writer, within 50 MB of the unthrottled run, dropping nothing", async () => {
-    const fast = await runBackpressure(db, settings);
-    const slow = await runBackpressure(db, { ...settings, slowdown: 100, slowForMs: 6_000 });
-    console.log(
-      `backpressure: unthrottled peak ${(fast.peakMemoryBytes / MB).toFixed(1)} MB in ${fast.durationMs} ms; ` +
-        `100× slower writer peak ${(slow.peakMemoryBytes / MB).toFixed(1)} MB in ${slow.durationMs} ms ` +
-        `(writing ${slow.writeMs} ms + ${slow.throttledMs} ms of slowdown), ` +
-        `${slow.waits} waits (${slow.waitedMs} ms), ${slow.dropped} dropped, peak queued ${slow.peakQueued}/${settings.bufferCapacity}`,
-    );
-    for (const run of [fast, slow]) {
-      expect(run.observations).toBe(run.expected);
-      expect(run.dropped).toBe(0);
-      expect(run.peakQueued).toBeLessThanOrEqual(settings.bufferCapacity);
-    }
+  it(`with the writer stalled, holds at most ${bound} of 600 entries, in memory too, and drops nothing`, async () => {
+    bounded = await runBackpressure(db, settings);
+    console.log(`backpressure ${describeRun("bounded", bounded)}`);
+    expect(bounded.observations).toBe(bounded.expected);
     expect(await db.prisma.news.count()).toBe(settings.feeds * settings.entries);
-    expect(slow.waits).toBeGreaterThan(0);
-    expect(slow.peakMemoryBytes - fast.peakMemoryBytes).toBeLessThan(50 * MB);
+    expect(bounded.dropped).toBe(0);
+    expect(bounded.waits).toBeGreaterThan(0);
+    expect(bounded.peakQueued).toBeLessThanOrEqual(settings.bufferCapacity);
+    expect(bounded.heldEntries).toBeLessThanOrEqual(bound);
+    expect(bounded.peakInFlight).toBeLessThanOrEqual(bound);
+    // Live memory held when full: the workload's 20 feeds cost about 2.1 MB of memory per MB of
+    // feed (18.6 MB for 8.7 MB measured unbounded), so 4 feeds are ~3.7 MB plus the run's own
+    // overhead (5.3 MB measured in all). The bound: three quarters of the workload's bytes
+    // (6.5 MB), under half of what holding it all costs.
+    expect(bounded.heldMemoryBytes).toBeLessThan(0.75 * bounded.workloadBytes);
   });
 
-  it("without the bound, the same slow writer lets everything pile up in memory (the control)", async () => {
+  it("without the bound, the same stalled writer holds the whole workload, in memory too (the control)", async () => {
     const unbounded = await runBackpressure(db, {
       ...settings,
       bufferCapacity: 1_000_000,
       // Every feed fetched at once and nothing to wait for: all of it queues in memory.
       fetchConcurrency: settings.feeds,
-      slowdown: 100,
-      slowForMs: 6_000,
     });
-    console.log(
-      `backpressure control (unbounded buffer): peak ${(unbounded.peakMemoryBytes / MB).toFixed(1)} MB, ` +
-        `peak queued ${unbounded.peakQueued}`,
-    );
+    console.log(`backpressure ${describeRun("control (unbounded)", unbounded)}`);
     expect(unbounded.observations).toBe(unbounded.expected);
-    // Most of the workload sat in memory at once: what the bound prevents.
-    expect(unbounded.peakQueued).toBeGreaterThan(unbounded.expected / 2);
+    expect(unbounded.heldEntries).toBe(unbounded.expected);
+    // All of it in memory at once: over 1.5× the workload's bytes (18.6 MB for 8.7 MB measured),
+    // and more than the whole workload's bytes above what the bounded run held (13.3 MB measured).
+    const held = unbounded.heldMemoryBytes ?? 0;
+    expect(held).toBeGreaterThan(1.5 * unbounded.workloadBytes);
+    expect(bounded, "the bounded run (the test above) runs first").toBeDefined();
+    expect(held - (bounded?.heldMemoryBytes ?? 0)).toBeGreaterThan(unbounded.workloadBytes);
   });
 });

@@ -14,8 +14,16 @@ import { type Delivery, writeBatch } from "@/workers/store";
  * RSS feeds of `entries` entries with long summaries; the workers poll each once through the
  * fetch stage into the write buffer; the store stage's writer is the real writeBatch, made
  * `slowdown`× slower (each batch is followed by a pause of (slowdown − 1)× its own duration).
- * Live memory (V8 heap + buffers, after a collection) is sampled every 100 ms; the figure is the
- * peak above the level at the start.
+ * What the pipeline holds at once, three ways:
+ * - entries in flight: served by the feed server and not yet written (exact, counted at every
+ *   change), and the feed bytes they stand for. A fetch job holds its feed until the writer has
+ *   written it, so the bound is fetchConcurrency feeds, whatever the writer's speed;
+ * - with `stallUntilFull`, the writer writes nothing until the pipeline is full (every feed
+ *   served, or every fetch slot holding a feed and nothing more served for 1 s): the entries
+ *   and live memory held at that moment are measured at a point that does not depend on the
+ *   machine's speed (the worst case, an infinitely slow writer), then the writer runs;
+ * - live memory (V8 heap + buffers, after a forced collection) sampled every 500 ms, the peak
+ *   above the level at the start.
  */
 export interface BackpressureSettings {
   feeds: number;
@@ -27,6 +35,8 @@ export interface BackpressureSettings {
   fetchConcurrency: number;
   /** The writer is slow for this long from the start, then recovers (default: the whole run). */
   slowForMs?: number;
+  /** The writer writes nothing until the pipeline is full (see above). */
+  stallUntilFull?: boolean;
   /** Give up after this long (the scenario failed). */
   timeoutMs?: number;
 }
@@ -37,6 +47,14 @@ export interface BackpressureResult {
   expected: number;
   durationMs: number;
   peakMemoryBytes: number;
+  /** With stallUntilFull: entries in flight and live memory above the start, once full. */
+  heldEntries: number | null;
+  heldMemoryBytes: number | null;
+  /** The most entries served and not yet written at once, and the feed bytes they stand for. */
+  peakInFlight: number;
+  peakInFlightBytes: number;
+  /** The whole workload's feed bytes (what an unbounded pipeline can end up holding). */
+  workloadBytes: number;
   /** The most deliveries the buffer held at once (its capacity bounds it). */
   peakQueued: number;
   waits: number;
@@ -72,6 +90,7 @@ function feed(index: number, entries: number, summaryChars: number): string {
 
 async function serveFeeds(
   settings: BackpressureSettings,
+  onServed: (sourceId: string, bytes: number) => void,
 ): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
     const m = /^\/feed\/(\d+)\.xml$/.exec(req.url ?? "");
@@ -79,8 +98,9 @@ async function serveFeeds(
       res.writeHead(404).end();
       return;
     }
+    const body = feed(Number(m[1]), settings.entries, settings.summaryChars);
     res.writeHead(200, { "content-type": "application/rss+xml" });
-    res.end(feed(Number(m[1]), settings.entries, settings.summaryChars));
+    res.end(body, () => onServed(`bp-${m[1]}`, Buffer.byteLength(body)));
   });
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
@@ -109,7 +129,20 @@ export async function runBackpressure(
   await db.prisma.$executeRaw`
     TRUNCATE news, news_events, jobs, job_failures, lease_events, fetch_attempts,
              collector_status, source_state, sources CASCADE`;
-  const { server, url } = await serveFeeds(settings);
+  // Entries served and not yet written, and the feed bytes they stand for (a feed's bytes shared
+  // evenly by its entries).
+  const flight = { entries: 0, bytes: 0, peakEntries: 0, peakBytes: 0, workloadBytes: 0 };
+  const bytesPerEntry = new Map<string, number>();
+  let servedFeeds = 0;
+  const { server, url } = await serveFeeds(settings, (sourceId, bytes) => {
+    servedFeeds += 1;
+    bytesPerEntry.set(sourceId, bytes / settings.entries);
+    flight.workloadBytes += bytes;
+    flight.entries += settings.entries;
+    flight.bytes += bytes;
+    flight.peakEntries = Math.max(flight.peakEntries, flight.entries);
+    flight.peakBytes = Math.max(flight.peakBytes, flight.bytes);
+  });
   try {
     await db.prisma.source.createMany({
       data: Array.from({ length: settings.feeds }, (_, i) => ({
@@ -128,9 +161,20 @@ export async function runBackpressure(
 
     let writeMs = 0;
     let throttledMs = 0;
+    let releaseWriter = () => {};
+    const full = settings.stallUntilFull
+      ? new Promise<void>((resolve) => {
+          releaseWriter = resolve;
+        })
+      : null;
     const write = async (deliveries: Delivery[]) => {
+      await full;
       const writeStarted = performance.now();
       const outcomes = await writeBatch(db, deliveries);
+      for (const d of deliveries) {
+        flight.entries -= 1;
+        flight.bytes -= bytesPerEntry.get((d.input as { sourceId: string }).sourceId) ?? 0;
+      }
       const took = performance.now() - writeStarted;
       writeMs += took;
       const slow = settings.slowForMs === undefined || Date.now() - runStarted < settings.slowForMs;
@@ -163,10 +207,30 @@ export async function runBackpressure(
     const sampler = setInterval(() => {
       collectGarbage();
       peak = Math.max(peak, memoryNow() - baseline);
-    }, 100);
+    }, 500);
     const queueSampler = setInterval(() => {
       peakQueued = Math.max(peakQueued, workers.buffer().queued);
     }, 5);
+    let held: { entries: number; memory: number } | null = null;
+    let lastServed = -1;
+    let quietSince = Date.now();
+    const fullWatch = setInterval(() => {
+      if (!full || held) return;
+      if (servedFeeds !== lastServed) {
+        lastServed = servedFeeds;
+        quietSince = Date.now();
+      }
+      // Every fetch slot has had its feed and nothing more came for 1 s: the fetchers are all
+      // waiting (on the full buffer, or on their own feed being written). 1 s is many times a
+      // local fetch of one feed (~20 ms).
+      const blocked =
+        servedFeeds >= Math.min(settings.feeds, settings.fetchConcurrency) &&
+        Date.now() - quietSince >= 1_000;
+      if (servedFeeds < settings.feeds && !blocked) return;
+      collectGarbage();
+      held = { entries: flight.entries, memory: memoryNow() - baseline };
+      releaseWriter();
+    }, 50);
     let observations = 0;
     try {
       const deadline = Date.now() + (settings.timeoutMs ?? 600_000);
@@ -185,6 +249,8 @@ export async function runBackpressure(
     } finally {
       clearInterval(sampler);
       clearInterval(queueSampler);
+      clearInterval(fullWatch);
+      releaseWriter();
       await workers.stop();
     }
     const stats = workers.buffer();
@@ -194,6 +260,11 @@ export async function runBackpressure(
       expected,
       durationMs: Date.now() - runStarted,
       peakMemoryBytes: peak,
+      heldEntries: (held as { entries: number } | null)?.entries ?? null,
+      heldMemoryBytes: (held as { memory: number } | null)?.memory ?? null,
+      peakInFlight: flight.peakEntries,
+      peakInFlightBytes: Math.round(flight.peakBytes),
+      workloadBytes: flight.workloadBytes,
       peakQueued,
       waits: stats.waits,
       waitedMs: stats.waitedMs,
