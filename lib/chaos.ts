@@ -113,3 +113,30 @@ export async function enqueueChaosProbes(
     }),
   );
 }
+
+export interface ProbeFate {
+  id: string;
+  /** The job's state; "done" once the row is gone (completing a job deletes it). */
+  state: "ready" | "leased" | "dead" | "archived" | "done";
+  /** Times it was claimed (each claim is one run), and the runs that failed. */
+  claims: number;
+  failures: number;
+}
+
+/**
+ * What became of chaos probes, so a test can tell that a requeued probe ran and succeeded (done,
+ * with one claim more than its failures) rather than only that it left the dead letters (it may
+ * still be waiting its turn). Reads the jobs row and the job's lease events and failures.
+ */
+export async function probeFates(db: Database, ids: string[]): Promise<ProbeFate[]> {
+  if (!chaosEnabled()) throw new ChaosDisabledError();
+  if (ids.length === 0) return [];
+  return db.prisma.$queryRaw<ProbeFate[]>`
+    SELECT p.id::text AS id, coalesce(j.state, 'done') AS state,
+           (SELECT count(*)::int FROM lease_events e
+            WHERE e.job_id = p.id AND e.kind IN ('claimed', 'reclaimed')) AS claims,
+           (SELECT count(*)::int FROM job_failures f WHERE f.job_id = p.id) AS failures
+    FROM unnest(${ids}::bigint[]) WITH ORDINALITY AS p(id, n)
+    LEFT JOIN jobs j ON j.id = p.id
+    ORDER BY p.n`;
+}

@@ -241,6 +241,37 @@ describe("chaos route", () => {
   });
 });
 
+describe("chaos probes", () => {
+  it("tell a probe that ran and succeeded (gone, one claim more than failures) from one still due", async () => {
+    const { POST, GET } = await import("./chaos/route");
+    const { enqueueChaosProbes } = await import("@/lib/chaos");
+    const { claim } = await import("@/workers/queue/claim");
+    const { complete } = await import("@/workers/queue/complete");
+    const { fail } = await import("@/workers/queue/fail");
+    const { toJobError } = await import("@/workers/queue/jobError");
+    const [done, failed, waiting] = await enqueueChaosProbes(db, "fate-src", 3);
+    const claimed = await claim(db, "fetch", "w", 10, 30);
+    const byId = new Map(claimed.map((c) => [c.lease.id, c]));
+    const failedJob = byId.get(failed as string);
+    const doneJob = byId.get(done as string);
+    if (!failedJob || !doneJob) throw new Error("probes not claimed");
+    await fail(db, "w", failedJob, toJobError(new Error("chaos")));
+    await complete(db, [doneJob.lease]);
+    // The third is handed back unrun, as a stopping worker would.
+    await db.prisma.$executeRaw`
+      UPDATE jobs SET state = 'ready', lease_token = NULL WHERE id = ${waiting}::bigint`;
+    const res = await GET(get(`/api/chaos?probes=${done},${failed},${waiting}`));
+    expect(res.status).toBe(200);
+    expect((await res.json()).probes).toEqual([
+      { id: done, state: "done", claims: 1, failures: 0 },
+      { id: failed, state: "dead", claims: 1, failures: 1 },
+      { id: waiting, state: "ready", claims: 1, failures: 0 },
+    ]);
+    expect((await GET(get("/api/chaos?probes=1,x"))).status).toBe(400);
+    await POST(post("/api/chaos", { action: "clear" }, true));
+  });
+});
+
 describe("read routes", () => {
   it("items and audit answer with their shapes; bad input is a 400", async () => {
     const { GET: items } = await import("./items/route");
