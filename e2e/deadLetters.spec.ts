@@ -5,7 +5,8 @@ import { CHAOS_SOURCE_ID } from "./fixtures/news";
 
 // One story, in order: make the fetch stage fail for a source → its jobs park as dead letters
 // under one fingerprint → requeue with the fault still set (they run and die again) → clear the
-// fault, requeue the group → the count drops to nothing and stays there (they ran and succeeded).
+// fault, requeue the group → the count drops to nothing, and every probe ran once more and
+// succeeded.
 test.describe.configure({ mode: "serial" });
 
 const PROBES = 3;
@@ -89,9 +90,20 @@ test("a failing stage parks its jobs under one fingerprint; requeue after the fi
   );
   await dialog.getByRole("button", { name: `Requeue ${PROBES}` }).click();
   await expect(page.getByText("No dead letters match.")).toBeVisible({ timeout: 15_000 });
+  // Leaving the dead letters is not running: each probe must have been claimed a third time
+  // (its first run, the requeue under the fault, this one) and have finished without failing
+  // (completing a job deletes it): done, 3 claims, still 2 failures. Requeued jobs are due at
+  // once, 10 a second.
+  await expect
+    .poll(
+      async () => {
+        const res = await page.request.get(`/api/chaos?probes=${set.probeIds.join(",")}`);
+        return res.ok() ? (await res.json()).probes : `HTTP ${res.status()}`;
+      },
+      { timeout: 30_000 },
+    )
+    .toEqual(set.probeIds.map((id) => ({ id, state: "done", claims: 3, failures: 2 })));
   await expect(page.getByTestId("dlq-depth")).toHaveText("0");
-  // They ran (requeued jobs are due at once, 10 a second) and did not fail again.
-  await page.waitForTimeout(5_000);
   const left = await page.request.get(`/api/dead-letters/groups?source=${CHAOS_SOURCE_ID}`);
   expect((await left.json()).depth).toBe(0);
   await shot(page, "dead-letters-empty", testInfo);

@@ -25,8 +25,8 @@ export type CollectorPayload = {
  * source and collector name, one long-running `stream` job per stream source and collector, one
  * recurring catch-up job per story-api source on the `story` queue.
  * Idempotent (enqueue is keyed "source/collector", so existing jobs keep their due time and
- * state); jobs of sources removed or switched off that are waiting are deleted, and a running one
- * ends itself when its handler finds its source gone. Every ingestion process runs this now and
+ * state); jobs of sources removed or switched off that are waiting are deleted (not requeued
+ * dead letters), and a running one ends itself when its handler finds its source gone. Every ingestion process runs this now and
  * then; they agree.
  */
 export async function syncFrontier(
@@ -56,9 +56,12 @@ export async function syncFrontier(
   for (const [queue, jobs] of Object.entries(wanted)) {
     await enqueue(db, queue, jobs);
     keys[queue] = jobs.map((j) => j.key as string);
+    // Not a dead letter an admin requeued (requeues > 0): that run was asked for and audited, so
+    // it happens (its handler ends it if the source is not wanted) instead of vanishing unrun.
     await db.prisma.$executeRaw`
       DELETE FROM jobs
-      WHERE queue = ${queue} AND state = 'ready' AND NOT (key = ANY(${keys[queue]}::text[]))`;
+      WHERE queue = ${queue} AND state = 'ready' AND requeues = 0
+        AND NOT (key = ANY(${keys[queue]}::text[]))`;
   }
   // The story queue also holds webhook events: only catch-up jobs of sources gone are deleted.
   const stories = await db.prisma.source.findMany({
