@@ -1,4 +1,5 @@
 import { type NextRequest, NextResponse } from "next/server";
+import { refuseUndecodablePath } from "@/lib/api/respond";
 import { newNonce, pageCsp } from "@/lib/auth/csp";
 import { refuseForeignHost } from "@/lib/auth/hosts";
 import { config as settings } from "@/lib/config";
@@ -7,6 +8,7 @@ import { config as settings } from "@/lib/config";
  * Runs before every page and API request (docs/decisions/009, 013):
  * - refuses a Host this server does not answer to (421), so a page that rebinds its own name to
  *   this machine cannot read the dashboard or its APIs;
+ * - refuses a path that does not percent-decode (400; Next.js would answer a bare 500);
  * - gives every page, prefetches included, a Content-Security-Policy with a fresh nonce. The
  *   nonce rides on the request's CSP header, where Next.js finds it and puts it on its scripts;
  *   this is why the root layout renders on each request. API answers get a fixed CSP from
@@ -15,9 +17,8 @@ import { config as settings } from "@/lib/config";
  */
 export function proxy(request: NextRequest): NextResponse {
   const refused = refuseForeignHost(request);
-  if (refused) {
-    return new NextResponse(refused.body, { status: refused.status, headers: refused.headers });
-  }
+  const bad = refused ?? refuseUndecodablePath(request.nextUrl.pathname);
+  if (bad) return new NextResponse(bad.body, { status: bad.status, headers: bad.headers });
   if (request.nextUrl.pathname.startsWith("/api/")) return NextResponse.next();
   const csp = pageCsp(newNonce(), { development: settings().NODE_ENV === "development" });
   const headers = new Headers(request.headers);

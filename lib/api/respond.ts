@@ -67,3 +67,17 @@ export function parseParam<S extends z.ZodType>(
     ),
   };
 }
+
+/**
+ * A 400 for a path Next.js cannot decode ("/api/sources/%ED%A0%80": a lone surrogate, or a cut
+ * sequence like "%E0%A4%A"), or null. Next.js itself answers those with a bare 500 before any
+ * route runs (its 400 page is not there to render), so proxy.ts asks this first.
+ */
+export function refuseUndecodablePath(pathname: string): Response | null {
+  try {
+    decodeURIComponent(pathname);
+    return null;
+  } catch {
+    return apiError(400, "bad_request", "path: not valid percent-encoded UTF-8");
+  }
+}
