@@ -192,7 +192,8 @@ function toRow(s: SourceWithState, series: RatePoint[], now: Date): SourceRow {
 /**
  * When a closed, failing breaker opens if the source keeps failing: its next poll (already
  * scheduled) and then each failed poll's recheck (workers/schedule/nextPoll.ts, without its
- * jitter) until the threshold. The breaker counts failed polls, so that is the whole estimate.
+ * jitter) until the threshold, as if each poll failed once: the latest it opens (a poll whose
+ * retries fail too brings it nearer, each failed request being one failure).
  */
 function breakerOutlook(
   state: string,

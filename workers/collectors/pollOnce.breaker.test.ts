@@ -5,8 +5,10 @@ import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 import { toSourceRef } from "@/workers/collectors/sourceRef";
 import type { FetchSourceOptions } from "@/workers/fetcher";
 import { DEFAULT_BREAKER } from "@/workers/fetcher/breaker/config";
+import { DEFAULT_LIMITS } from "@/workers/fetcher/httpGet";
 import { OutageWatch } from "@/workers/fetcher/outage";
 import { RateBudget } from "@/workers/fetcher/rateBudget";
+import { DEFAULT_RETRY } from "@/workers/fetcher/retry";
 import { startServer, type TestServer } from "@/workers/fetcher/testing/servers";
 import type { ClaimedJob } from "@/workers/queue/types";
 import { refreshFeed } from "@/workers/refreshFeed";
@@ -128,14 +130,42 @@ describe("a source failing every poll opens its breaker within 3 minutes of defa
       polls: DEFAULT_BREAKER.threshold,
       opened: true,
     });
+    // Every failed request counts, the retries inside a poll included: a 503 poll tries 3 times,
+    // so the second poll reaches the threshold of 5.
     expect({ polls: unavailable.polls, opened: unavailable.elapsed <= 180 }).toEqual({
-      polls: DEFAULT_BREAKER.threshold,
+      polls: Math.ceil(DEFAULT_BREAKER.threshold / DEFAULT_RETRY.attempts),
       opened: true,
     });
-    // Every one of the 503 source's polls tried 3 times: the retries are inside the 3 minutes.
-    expect(server.hits(`/${down.id}`)).toBe(3 * DEFAULT_BREAKER.threshold);
+    expect(server.hits(`/${down.id}`)).toBe(
+      DEFAULT_RETRY.attempts * Math.ceil(DEFAULT_BREAKER.threshold / DEFAULT_RETRY.attempts),
+    );
     const state = await breaker(html.id);
     expect(state).toMatchObject({ lastErrorCode: "parse_error", breakerFailures: 5 });
+  });
+
+  it("a source that never answers: every timed-out request counts, so its second poll opens it", async () => {
+    // Timeouts are real waits, so this one runs with short limits; with the defaults (15 s for
+    // headers) the same two polls take 3 × 15 s + ≤ 33 s + 2 × 15 s ≈ 108 s (decision 012).
+    const hung = await feedSource(() => {});
+    await syncFrontier(db);
+    const job = await db.prisma.job.findFirstOrThrow({
+      where: { queue: FETCH_QUEUE, sourceId: hung.id },
+    });
+    const stage = fetchStage(db, (deliveries) => writeBatch(db, deliveries), {
+      fetch: workerOptions([], { limits: { ...DEFAULT_LIMITS, headersTimeoutMs: 200 } }),
+    });
+    let payload = job.payload as Record<string, unknown>;
+    const codes: string[] = [];
+    for (let poll = 1; poll <= 2; poll++) {
+      const outcome = await stage.handler(
+        { queue: FETCH_QUEUE, key: job.key, sourceId: hung.id, payload } as unknown as ClaimedJob,
+        { signal: new AbortController().signal },
+      );
+      codes.push((await breaker(hung.id)).breakerState);
+      if (outcome) payload = outcome.reschedule.payload as Record<string, unknown>;
+    }
+    expect(codes).toEqual(["closed", "open"]);
+    expect(server.hits(`/${hung.id}`)).toBe(2 * DEFAULT_RETRY.attempts);
   });
 
   it("a broken page's Cache-Control does not hold the next poll back", async () => {

@@ -219,7 +219,8 @@ describe("retries", () => {
     const result = await s.poll();
     expect(result).toMatchObject({ code: "http_5xx", status: 503, attempts: 3 });
     expect(s.slept).toEqual([250, 500]);
-    expect((await state(s.id)).breakerFailures).toBe(1);
+    // Each failed request counts toward the breaker, the retries included (decision 012).
+    expect((await state(s.id)).breakerFailures).toBe(3);
   });
 
   it.each([400, 401, 403, 451])("a %i is never retried", async (status) => {

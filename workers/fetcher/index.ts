@@ -3,7 +3,7 @@ import { type Attempt, attemptGet, fullFetch, header, validatorHeaders } from ".
 import { admit } from "./breaker/admit";
 import { type BreakerConfig, DEFAULT_BREAKER } from "./breaker/config";
 import { releaseProbe } from "./breaker/releaseProbe";
-import type { FetchCode } from "./classify";
+import { countsAgainstBreaker, type FetchCode } from "./classify";
 import { checkHonesty } from "./honesty";
 import {
   type HttpLimits,
@@ -192,6 +192,9 @@ export async function beginPoll(
   const conditional = sendsValidators(state);
   const accept = { accept: options.accept ?? FEED_ACCEPT };
   let attempts = 0;
+  // Requests of this poll that failed in a way the breaker counts: each is one failure, so the
+  // retries inside a poll bring the breaker nearer instead of stretching its threshold.
+  let failedRequests = 0;
   let caught = false;
   // The 200's row, written by settle (or abandon) once the body has been judged.
   let pending: { retry: number; ms: number } | null = null;
@@ -226,6 +229,7 @@ export async function beginPoll(
         // which knows whether the body was a feed.
         if (attempt.code === "ok") pending = { retry, ms: deps.now() - t0 };
         else await record(attempt, retry, conditional, deps.now() - t0);
+        if (countsAgainstBreaker(attempt.code)) failedRequests++;
         return attempt;
       },
       policy,
@@ -287,6 +291,7 @@ export async function beginPoll(
         breaker,
         deps.outage,
         admission.probeToken,
+        judged === last ? failedRequests : failedRequests + 1,
       );
       return judged === last
         ? { ...fetched, ...verdict }

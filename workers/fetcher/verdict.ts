@@ -20,7 +20,8 @@ export interface Verdict {
  * body (a 200 that did not parse arrives here as parse_error). Success (a 200 that parsed, a
  * 304) closes the breaker. While our own
  * network is out (outage.ts), failures neither count nor disable. 404/410 disable the source
- * without counting. Other failures count toward the breaker (a failed probe reopens it). A
+ * without counting. Other failures count toward the breaker, one for every failed request of the
+ * poll (a failed probe reopens it). A
  * probe that ends without any of these verdicts hands its slot back.
  */
 export async function recordVerdict(
@@ -31,6 +32,7 @@ export async function recordVerdict(
   breaker: BreakerConfig,
   outageWatch: OutageWatch,
   probeToken?: string,
+  failedRequests = 1,
 ): Promise<Verdict> {
   if (host) await outageWatch.observe(db, host, final.code);
   if (isSuccess(final.code)) {
@@ -42,7 +44,7 @@ export async function recordVerdict(
   if (!outage && (final.code === "http_404" || final.code === "http_410")) {
     await disableSource(db, sourceId, `${final.code}: ${final.message ?? ""}`.trim());
   } else if (!outage && countsAgainstBreaker(final.code)) {
-    const failure = await recordFailure(db, sourceId, breaker, probeToken);
+    const failure = await recordFailure(db, sourceId, breaker, probeToken, failedRequests);
     if (failure) verdict = { state: failure.state, opened: failure.opened };
   }
   if (probeToken && !verdict) await releaseProbe(db, sourceId, probeToken);

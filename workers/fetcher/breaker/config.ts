@@ -1,10 +1,11 @@
 /** The per-source breaker's settings, shared by its operations. */
 export interface BreakerConfig {
   /**
-   * Consecutive failed polls before the breaker opens (a 200 that did not parse is one). 5: each
-   * poll already retried its blips (3 attempts), so five failed polls in a row is a source that is
-   * down; a failing source is polled again within 30 s (schedule/nextPoll.ts), so they take about
-   * 2 minutes (docs/decisions/012).
+   * Consecutive failed requests before the breaker opens, counted once per poll after its body is
+   * read (a 200 that did not parse is one; a 503 poll with its two retries is three). 5: two polls
+   * whose retries all failed, or five single failures in a row with no success between, is a
+   * source that is down; a failing source is polled again within 30 s (schedule/nextPoll.ts), so
+   * it opens within about 2 minutes, a source that never answers included (docs/decisions/012).
    */
   threshold: number;
   /**

@@ -10,7 +10,8 @@ export interface FailureResult {
 }
 
 /**
- * A poll failed. Consecutive failures are counted; at the threshold a closed breaker opens. A
+ * A poll failed, after `failedRequests` failed requests (its retries included: decision 012).
+ * Consecutive failed requests are counted; at the threshold a closed breaker opens. A
  * failed probe reopens it with the cool-down timer reset (breaker_changed_at = now()). The probe
  * is recognised by its token, not by the state alone: a probe whose lease expired and was
  * overtaken by a newer probe must not decide for the newer one (the same fencing the queue's
@@ -26,15 +27,17 @@ export async function recordFailure(
   sourceId: string,
   config: BreakerConfig,
   probeToken?: string,
+  failedRequests = 1,
 ): Promise<FailureResult | null> {
   const token = probeToken ?? null;
+  const added = Math.max(1, Math.trunc(failedRequests));
   // A fragment reused in four SET expressions: a failed probe (this token holds it), or the
   // threshold reached from closed.
   const opens = Prisma.sql`(coalesce(breaker_state = 'half_open' AND breaker_probe_owner = ${token}::text, false)
-    OR (breaker_state = 'closed' AND breaker_failures + 1 >= ${config.threshold}::int))`;
+    OR (breaker_state = 'closed' AND breaker_failures + ${added}::int >= ${config.threshold}::int))`;
   const rows = await db.prisma.$queryRaw<FailureResult[]>`
     UPDATE source_state
-    SET breaker_failures = breaker_failures + 1,
+    SET breaker_failures = breaker_failures + ${added}::int,
         breaker_state = CASE WHEN ${opens} THEN 'open' ELSE breaker_state END,
         breaker_changed_at = CASE WHEN ${opens} THEN now() ELSE breaker_changed_at END,
         breaker_probe_owner = CASE WHEN ${opens} THEN NULL ELSE breaker_probe_owner END,
