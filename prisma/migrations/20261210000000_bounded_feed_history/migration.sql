@@ -1,5 +1,5 @@
 -- History that stays bounded when a feed serves the same document again and again
--- (docs/decisions/011-folded-sightings.md), and what the parser left out of a big document.
+-- (docs/decisions/011-bounded-feed-history.md), and what the parser left out of a big document.
 
 -- A delivery identical to the item's latest event from the same collector and origin (the same
 -- payload apart from its observation time) changes nothing; it is counted on that event instead
