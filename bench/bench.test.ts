@@ -108,10 +108,13 @@ describe("npm run -s bench -- backpressure --json", () => {
     expect(Object.keys(result).sort()).toEqual(
       [
         "allArrived",
+        "bound",
+        "controlPeakInFlight",
         "controlPeakMB",
         "differenceMB",
         "dropped",
         "observations",
+        "slowPeakInFlight",
         "slowPeakMB",
         "slowWaits",
         "unthrottledPeakMB",

@@ -1,5 +1,5 @@
 import { expect, type Page, test } from "@playwright/test";
-import { chaos, login } from "./fixtures/admin";
+import { adminPost, chaos, login } from "./fixtures/admin";
 import { E2E_BASE_URL } from "./fixtures/app";
 import { CHAOS_SOURCE_ID } from "./fixtures/news";
 
@@ -118,6 +118,45 @@ test("a failing stage parks its jobs under one fingerprint; requeue after the fi
   await page.getByLabel("Action").selectOption("");
   await expect(page.getByRole("table", { name: "Audit log" })).toContainText("chaos.set");
   await shot(page, "audit", testInfo);
+});
+
+test("a source's recurring job that died and was made again is resolved by one click", async ({
+  page,
+}, testInfo) => {
+  test.setTimeout(120_000);
+  // A simulator feed no other spec breaks: its one recurring fetch job (source + collector) dies
+  // under a permanent fault; resuming the source syncs the frontier, which makes a new job with
+  // the same key. Requeueing the dead one can then only resolve it, in one click.
+  const SOURCE = "padma-rdf";
+  await login(page, "/dead-letters");
+  await chaos.set(page, SOURCE);
+  await adminPost(page, `/api/sources/${SOURCE}/fetch-now`, {});
+  const depth = async () =>
+    (await (await page.request.get(`/api/dead-letters/groups?source=${SOURCE}`)).json()).depth;
+  await expect.poll(depth, { timeout: 30_000 }).toBe(1);
+  await chaos.clear(page, SOURCE);
+  await adminPost(page, `/api/sources/${SOURCE}/pause`, {});
+  await adminPost(page, `/api/sources/${SOURCE}/resume`, {});
+
+  await page.getByLabel("Source").fill(SOURCE);
+  const groups = await groupRow(page);
+  await expect(groups.getByTestId("group-count")).toHaveText("1", { timeout: 30_000 });
+  await groups.getByRole("button", { name: "Requeue group…" }).click();
+  const dialog = page.getByRole("dialog", { name: "Requeue dead letters" });
+  await expect(dialog.getByTestId("dry-run-superseded")).toContainText(
+    /1 would be resolved, not requeued: already queued as job \d+/,
+  );
+  await shot(page, "dead-letters-resolve", testInfo);
+  await dialog.getByRole("button", { name: "Resolve 1" }).click();
+  await expect(page.locator("main").getByRole("status")).toContainText(
+    /Requeued 0 of 1; 1 resolved \(already queued as job \d+\)/,
+  );
+  await expect(page.getByText("No dead letters match.")).toBeVisible({ timeout: 15_000 });
+  expect(await depth()).toBe(0);
+
+  // Audited, with the job that holds the key.
+  const audit = await page.request.get("/api/audit?action=dead_letters.requeue");
+  expect(JSON.stringify(await audit.json())).toMatch(/superseded/);
 });
 
 test("admin actions are refused without a login", async ({ page }) => {
