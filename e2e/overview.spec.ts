@@ -1,10 +1,9 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { expect, type Page, type TestInfo, test } from "@playwright/test";
 import { login } from "./fixtures/admin";
 import { E2E_PORT } from "./fixtures/app";
+import { ownServer } from "./fixtures/ownServer";
 import { simulator } from "./fixtures/simulator";
 
 // Not the source sources.spec.ts breaks: the files run in parallel.
@@ -78,55 +77,19 @@ test("a failing source turns the overview amber or red, with its breaker counted
 });
 
 test.describe("a server whose sources file is invalid", () => {
-  const port = E2E_PORT + 21;
-  const base = `http://localhost:${port}`;
-  let server: ChildProcess | undefined;
-  let dir = "";
-  test.beforeAll(async () => {
-    test.setTimeout(120_000);
-    dir = mkdtempSync(path.join(tmpdir(), "wirewatch-e2e-badfile-"));
-    const file = path.join(dir, "wirewatch.config.json");
-    // A typo'd field name and a missing url: zod names both.
-    writeFileSync(
-      file,
-      JSON.stringify({ sources: [{ id: "wire", name: "Wire", kind: "feed", uri: "x" }] }),
-    );
-    server = spawn(
-      process.execPath,
-      ["node_modules/next/dist/bin/next", "start", "-p", `${port}`],
-      {
-        env: {
-          ...process.env,
-          DATABASE_URL: "",
-          ADMIN_PASSWORD: "",
-          WIREWATCH_DATA_DIR: path.join(dir, "data"),
-          WIREWATCH_CONFIG: file,
-          WIREWATCH_SIMULATOR: "off",
-          WIREWATCH_WORKERS: "inline",
-          NEXT_TELEMETRY_DISABLED: "1",
-        },
-        stdio: "ignore",
-      },
-    );
-    // Up once it answers health at all (503 is the point here).
-    for (let i = 0; ; i++) {
-      const status = await fetch(`${base}/api/health`).then(
-        (r) => r.status,
-        () => 0,
+  const base = ownServer(E2E_PORT + 21, {
+    env: { WIREWATCH_WORKERS: "inline" },
+    prepare: (dir) => {
+      const file = path.join(dir, "wirewatch.config.json");
+      // A typo'd field name and a missing url: zod names both.
+      writeFileSync(
+        file,
+        JSON.stringify({ sources: [{ id: "wire", name: "Wire", kind: "feed", uri: "x" }] }),
       );
-      if (status === 503 || status === 200) break;
-      if (i > 200 || server.exitCode !== null)
-        throw new Error(`the server on ${port} did not start`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  });
-  test.afterAll(async () => {
-    if (server && server.exitCode === null) {
-      const exited = new Promise((r) => server?.once("exit", r));
-      server.kill("SIGTERM");
-      await exited;
-    }
-    if (dir) rmSync(dir, { recursive: true, force: true });
+      return { WIREWATCH_CONFIG: file };
+    },
+    // Up once it answers health at all (503 is the point here).
+    up: (status) => status === 503 || status === 200,
   });
 
   test("health is 503 with the reason and the Overview shows it in a red banner", async ({

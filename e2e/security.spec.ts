@@ -1,10 +1,7 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { expect, type Page, test } from "@playwright/test";
 import { E2E_PORT } from "./fixtures/app";
 import { E2E_SOURCE, XSS_TITLE } from "./fixtures/news";
+import { ownServer } from "./fixtures/ownServer";
 
 interface DashboardPage {
   path: string;
@@ -123,59 +120,8 @@ test.describe("the hostile headline is text on every dashboard page", () => {
   }
 });
 
-/**
- * A server of its own on the same build (so the admin configuration is this spec's, whatever the
- * shared e2e server has): an empty embedded database, no simulator, no workers.
- */
-function ownServer(port: number, env: Record<string, string>) {
-  const base = `http://localhost:${port}`;
-  let server: ChildProcess | undefined;
-  let dataDir = "";
-  test.beforeAll(async () => {
-    test.setTimeout(120_000);
-    dataDir = mkdtempSync(path.join(tmpdir(), "wirewatch-e2e-auth-"));
-    server = spawn(
-      process.execPath,
-      ["node_modules/next/dist/bin/next", "start", "-p", `${port}`],
-      {
-        env: {
-          ...process.env,
-          DATABASE_URL: "",
-          ADMIN_PASSWORD: "",
-          WIREWATCH_DATA_DIR: dataDir,
-          WIREWATCH_CONFIG: path.join(dataDir, "no-sources.json"),
-          WIREWATCH_SIMULATOR: "off",
-          WIREWATCH_WORKERS: "off",
-          NEXT_TELEMETRY_DISABLED: "1",
-          ...env,
-        },
-        stdio: "ignore",
-      },
-    );
-    for (let i = 0; ; i++) {
-      const up = await fetch(`${base}/api/health`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (up) break;
-      if (i > 200 || server.exitCode !== null)
-        throw new Error(`the server on ${port} did not start`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  });
-  test.afterAll(async () => {
-    if (server && server.exitCode === null) {
-      const exited = new Promise((r) => server?.once("exit", r));
-      server.kill("SIGTERM");
-      await exited;
-    }
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-  });
-  return base;
-}
-
 test.describe("without ADMIN_PASSWORD on the embedded default", () => {
-  const base = ownServer(E2E_PORT + 11, {});
+  const base = ownServer(E2E_PORT + 11);
 
   test("the header says admin actions work from this machine only", async ({ page }) => {
     const { dialogs, violations } = watch(page);
@@ -192,7 +138,7 @@ test.describe("without ADMIN_PASSWORD on the embedded default", () => {
 
 test.describe("with ADMIN_PASSWORD", () => {
   const PASSWORD = "e2e-security-password";
-  const base = ownServer(E2E_PORT + 12, { ADMIN_PASSWORD: PASSWORD });
+  const base = ownServer(E2E_PORT + 12, { env: { ADMIN_PASSWORD: PASSWORD } });
   test("log in through /login, see the status, log out", async ({ page, context }) => {
     const { dialogs, violations } = watch(page);
     await page.goto(`${base}/`);

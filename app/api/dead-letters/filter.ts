@@ -45,12 +45,7 @@ export const SelectionBody = z.strictObject({
   filter: z
     .strictObject({
       ids: z.array(id("a job id")).min(1).max(10_000).optional(),
-      stage: text(200, { min: 1 }).optional(),
-      source: text(200, { min: 1 }).optional(),
-      code: text(200, { min: 1 }).optional(),
-      fingerprint: text(64, { min: 1 }).optional(),
-      from: text(40, { min: 1 }).optional(),
-      to: text(40, { min: 1 }).optional(),
+      ...FilterQuery.shape,
     })
     .default({}),
   all: z.boolean().optional(),
