@@ -54,7 +54,7 @@ export type WorkerState = (typeof WORKER_STATES)[number];
  */
 export const LOST_AFTER_SECONDS = 30;
 
-export interface WorkerRow {
+export interface WorkerRow extends WorkerCounters {
   id: string;
   host: string;
   pid: number;
@@ -63,14 +63,8 @@ export interface WorkerRow {
   startedAt: Date;
   seenAt: Date;
   stoppedAt: Date | null;
-  claimed: number;
-  completed: number;
-  failed: number;
   /** As reported; for a lost worker, the leases still in its name (swept once they run out). */
   inFlight: number;
-  lastClaimAt: Date | null;
-  lastError: string | null;
-  lastErrorAt: Date | null;
 }
 
 /** The most recently seen workers, with their derived state. */
