@@ -32,8 +32,56 @@ export interface EventMap {
   "buffer:waited": { stage: string };
   /** Deliveries a buffer refused (it was closing, or a wait was cut short). */
   "buffer:dropped": { stage: string; count: number };
-  /** Jobs claimed after their previous lease ran out (count may be 0: the stage exists). */
+  /** @deprecated replaced by job:claimed's `reclaimed`; removed with the queue worker rewrite. */
   "lease:reclaimed": { stage: string; count: number };
+  /**
+   * Queue lifecycle (workers/queue). One event per claim statement, not per job: a claim of 1,000
+   * jobs is one event carrying their waits, so subscribers stay cheap at 20k jobs/s.
+   */
+  "job:claimed": {
+    queue: string;
+    workerId: string;
+    count: number;
+    /** Of `count`, jobs whose previous lease had run out (a worker died holding them). */
+    reclaimed: number;
+    /** How long each claimed job had been due, in ms (run_at to claim, on the DB clock). */
+    waitsMs: number[];
+  };
+  /** A job's handler finished and its completion (or reschedule) was written. */
+  "job:completed": { queue: string; durationMs: number; rescheduled: boolean };
+  /** A handler failed; the job retries after `retryInSeconds`, or is dead (see job:dead). */
+  "job:failed": { queue: string; attempt: number; retryInSeconds: number | null; error: string };
+  /** A job was parked as a dead letter (attempts spent, or a permanent error). */
+  "job:dead": { queue: string; attempt: number; error: string };
+  /** Leases found expired by the sweeper: jobs due again (or dead when out of attempts). */
+  "job:expired": { queue: string; count: number; leaseAgesMs: number[] };
+  /** Leases handed back at stop (due at once for another worker). */
+  "job:released": { queue: string; count: number };
+  /** A held lease this worker could no longer extend; its handler was aborted. */
+  "job:lost": { queue: string; reason: string };
+  /** A source's breaker opened (failures in a row reached the threshold) or reopened after a probe. */
+  "breaker:opened": {
+    source: string;
+    code: string;
+    failures: number;
+    openForSeconds: number;
+    reopened: boolean;
+  };
+  /** A source's breaker closed: a success after it had been open (or half-open). */
+  "breaker:closed": { source: string };
+  /** The breaker disabled a source for good (failures past the disable threshold). */
+  "breaker:disabled": { source: string; code: string };
+  /** A stream connection was opened (through the fetcher; its attempt is a fetch:finished too). */
+  "stream:connected": { source: string; collector: string };
+  /** A stream connection ended (dropped, failed, or stopped), after `connectedSeconds`. */
+  "stream:disconnected": {
+    source: string;
+    collector: string;
+    code: string;
+    connectedSeconds: number;
+  };
+  /** Events read from a stream and handed to the writer (one event per batch written). */
+  "stream:events": { source: string; collector: string; count: number };
   /**
    * One delivery to POST /api/webhooks/stories (workers/stories/receiveWebhook). outcome:
    * accepted (first delivery, recorded), duplicate (event id seen before), ignored (a ticker the
