@@ -27,6 +27,10 @@ const BENCHMARKS: Record<string, Benchmark> = {
     describe: "the Postgres job queue's worker processes against a raw SKIP LOCKED loop",
     load: () => import("./queue"),
   },
+  parse: {
+    describe: "feed parsing (the corpora and a 5,000-item RSS) against rss-parser and feed-parser",
+    load: () => import("./parse"),
+  },
 };
 
 function usage(): string {
