@@ -2,7 +2,8 @@
  * Writer benchmark: how many observations per second the storage writer takes, and how far that
  * is from the floor.
  *
- *   npm run -s bench -- writer [--count N] [--json] [--concurrency C] [--batch B]
+ *   npm run -s bench -- writer [--target pg,pglite] [--runs R] [--count N] [--json]
+ *                              [--concurrency C] [--batch B]
  *
  * What is measured. N deliveries (default 100,000), generated up front from a seeded PRNG so
  * every run writes the same workload: new items (some first seen by the fallback page
@@ -11,31 +12,40 @@
  * instruments) and edits (edit() with a higher revision). References to earlier items are only
  * made once those items have been settled for a while, so concurrent delivery does not reorder
  * an item's own history and each step has one expected result (new → inserted, duplicate →
- * unchanged, upgrade → upgraded, edit → updated), checked against news_events afterwards.
+ * unchanged, upgrade → upgraded, edit → updated), checked against news_events afterwards (a
+ * duplicate of a duplicate is a repeat sighting, counted on the event it repeats: decision 011).
  *
  *   1. writer: every delivery goes through the real writer: validation, entry key, the guarded
  *      upsert and its audit row, each delivery with its own decision. By default in batches of
- *      B through writeBatch (one statement per round of distinct items, one commit per batch);
- *      with --batch 1, one observe/edit call per delivery, C in flight on PostgreSQL (default
- *      8, pool of C) and sequentially on PGlite (one connection).
+ *      B through writeBatch (rounds of distinct items, each round's statements spread over the
+ *      pool as writeBatch does in production); with --batch 1, one observe/edit call per
+ *      delivery, C in flight on PostgreSQL (default 8, pool of C) and sequentially on PGlite
+ *      (one connection).
  *   2. raw: news and news_events are truncated, then the very rows the writer's audit trail
  *      holds are written again with batched INSERT … ON CONFLICT (B per statement, default
- *      1,000; the same concurrency). One statement per batch appends every audit row and upserts
- *      the batch's news rows, each key once (the batch's last observation of it wins), and a
- *      conflict simply overwrites. No validation, no merge rule, no decision.
+ *      1,000; C statements in flight). One statement per batch appends every audit row and
+ *      upserts the batch's news rows, each key once (the batch's last observation of it wins),
+ *      and a conflict simply overwrites. No validation, no merge rule, no decision.
+ *
+ * Each run is a writer phase then a raw phase, each from empty tables, R runs (default 5)
+ * alternating writer, raw, writer, raw …, so a slow spell of the shared machine hits both; each
+ * run and the min/median/max of both rates and of their ratio are printed. The ratio is
+ * writer/raw per run; its median is the figure to compare.
  *
  * Why the baseline is fair. Both phases start from empty tables with the same indexes, in the
- * same database, through the same Prisma client and pool, and write the same rows: N audit rows
- * with the same payloads, and the same set of news keys, first inserted and then hit again by
- * later observations of the same items (fewer times in raw, because keys repeated within a
- * batch are folded into one row: that is exactly the saving batching is for). The raw phase is
- * handed its rows ready-made (read back from the writer's audit trail before its clock starts),
- * so it measures database work only. It is the floor: what it would cost to store these rows
- * if the writer needed to make no decisions and paid one round trip per thousand rows.
+ * same database, through the same Prisma client and pool, and write the same rows: the same
+ * audit rows with the same payloads (and sighting counts), and the same set of news keys, first
+ * inserted and then hit again by later observations of the same items (fewer times in raw,
+ * because keys repeated within a batch are folded into one row: that is exactly the saving
+ * batching is for). The raw phase is handed its rows ready-made (read back from the writer's
+ * audit trail before its clock starts), so it measures database work only. It is the floor:
+ * what it would cost to store these rows if the writer needed to make no decisions and paid one
+ * round trip per thousand rows.
  *
- * Where: embedded PGlite in a temporary directory when DATABASE_URL is unset, else a scratch
- * database (ww_bench_<random>) created on the DATABASE_URL server and dropped at the end, even
- * when the run fails or is interrupted. Results go to stdout (one JSON line with --json),
+ * Where (--target, default pg when DATABASE_URL is set, else pglite; "pg,pglite" runs both, one
+ * after the other): embedded PGlite in a temporary directory, or a scratch database
+ * (ww_bench_<random>) created on the DATABASE_URL server; either is removed at the end, even
+ * when the run fails or is interrupted. Results go to stdout (with --json one line per target),
  * progress to stderr.
  */
 import os from "node:os";
@@ -78,19 +88,35 @@ interface Delivery {
   input: ObservationInput;
 }
 
+type Target = "pg" | "pglite";
+const TARGETS: readonly Target[] = ["pg", "pglite"];
+
 interface Options {
+  targets: Target[];
+  runs: number;
   count: number;
   json: boolean;
   concurrency: number;
   batch: number;
 }
 
+interface Run {
+  writerSeconds: number;
+  rawSeconds: number;
+  writerObsPerSec: number;
+  rawObsPerSec: number;
+  /** writer/raw throughput: raw seconds over writer seconds. */
+  ratio: number;
+}
+
+/** The --json line of one target: medians of its runs (the ratio is the median run ratio). */
 interface Result {
   db: "pglite" | "postgres";
   count: number;
   writerObsPerSec: number;
   rawObsPerSec: number;
   ratio: number;
+  runs: { writerObsPerSec: number; rawObsPerSec: number; ratio: number }[];
 }
 
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
@@ -98,82 +124,126 @@ const fmt = (n: number, digits = 0) =>
   n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 export async function run(args: string[]): Promise<void> {
-  const opts = parseOptions(args);
   const url = config().DATABASE_URL;
-  const concurrency = url ? opts.concurrency : 1;
-  if (!url && opts.concurrency !== 1) log("PGlite has one connection: running sequentially");
+  const opts = parseOptions(args, url);
 
   log(`generating ${fmt(opts.count)} deliveries (seed ${SEED.toString(16)})`);
   const deliveries = makeWorkload(opts.count, SEED);
   const planned = tally(deliveries.map((d) => EXPECTED[d.step]));
+  const validationSeconds = timeValidation(deliveries);
 
-  const scratch = await openScratch(url, concurrency);
-  try {
-    const { db } = scratch;
-    log(`database: ${db.kind} ${scratch.label}; concurrency ${concurrency}, batch ${opts.batch}`);
-    await db.prisma.$executeRawUnsafe(
-      `INSERT INTO sources (id, name, kind)
-       SELECT 'bench-' || i, 'Bench source ' || i, 'stream' FROM generate_series(0, $1::int - 1) i`,
-      SOURCES,
-    );
-
-    // Phase 1: the real writer.
-    await checkpoint(db);
-    const writerSeconds = await runWriter(db, deliveries, concurrency, opts.batch);
-    const recorded = await resultsInEvents(db);
-    const writerEvents = sum(recorded);
-    const writerNews = await countRows(db, "news");
-    if (writerEvents !== opts.count) {
-      throw new Error(`writer phase: ${writerEvents} news_events rows, expected ${opts.count}`);
+  for (const target of opts.targets) {
+    const concurrency = target === "pg" ? opts.concurrency : 1;
+    if (target === "pglite" && opts.concurrency !== 1) {
+      log("PGlite has one connection: running sequentially");
     }
+    const scratch = await openScratch(target === "pg" ? url : undefined, concurrency);
+    try {
+      const measured = await runTarget(scratch.db, deliveries, planned, opts, concurrency);
+      const result = summarize(scratch.db.kind, opts.count, measured.runs);
+      if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+      else report({ result, scratch, concurrency, opts, validationSeconds, planned, ...measured });
+    } finally {
+      await scratch.cleanup();
+    }
+  }
+}
 
-    // Phase 2: the same rows, raw.
-    const rows = await readAuditTrail(db);
-    await db.prisma.$executeRawUnsafe("TRUNCATE news, news_events RESTART IDENTITY");
-    await checkpoint(db);
-    const raw = await runRaw(db, rows, opts.batch, concurrency);
-    const rawEvents = await countRows(db, "news_events");
-    const rawNews = await countRows(db, "news");
-    if (rawEvents !== opts.count || rawNews !== writerNews) {
+/** R runs of writer then raw on one database, each phase from empty tables. */
+async function runTarget(
+  db: Database,
+  deliveries: Delivery[],
+  planned: Map<string, number>,
+  opts: Options,
+  concurrency: number,
+) {
+  log(`database: ${db.kind}; concurrency ${concurrency}, batch ${opts.batch}, ${opts.runs} runs`);
+  await db.prisma.$executeRawUnsafe(
+    `INSERT INTO sources (id, name, kind)
+     SELECT 'bench-' || i, 'Bench source ' || i, 'stream' FROM generate_series(0, $1::int - 1) i`,
+    SOURCES,
+  );
+  const runs: Run[] = [];
+  let trail: AuditRow[] | undefined;
+  let recorded = new Map<string, number>();
+  let writerNews = 0;
+  let raw = { batches: 0, newsRows: 0, retries: 0 };
+  for (let i = 1; i <= opts.runs; i++) {
+    await emptyTables(db);
+    const writerSeconds = await runWriter(db, deliveries, concurrency, opts.batch);
+    const events = await eventsByResult(db);
+    const delivered = sum(events.sightings);
+    if (delivered !== opts.count) {
       throw new Error(
-        `raw phase: ${rawEvents} news_events and ${rawNews} news rows, ` +
-          `expected ${opts.count} and ${writerNews}`,
+        `writer phase: ${delivered} deliveries in news_events, expected ${opts.count}`,
       );
     }
-
-    const result: Result = {
-      db: db.kind,
-      count: opts.count,
-      writerObsPerSec: round(opts.count / writerSeconds, 1),
-      rawObsPerSec: round(opts.count / raw.seconds, 1),
-      ratio: round(raw.seconds / writerSeconds, 4),
-    };
-    if (opts.json) {
-      process.stdout.write(`${JSON.stringify(result)}\n`);
-    } else {
-      report({
-        result,
-        scratch,
-        concurrency,
-        opts,
-        writerSeconds,
-        validationSeconds: timeValidation(deliveries),
-        raw,
-        planned,
-        recorded,
-        rawNews,
-      });
+    const mismatch = [...new Set([...planned.keys(), ...events.sightings.keys()])].filter(
+      (k) => (planned.get(k) ?? 0) !== (events.sightings.get(k) ?? 0),
+    );
+    if (mismatch.length > 0) {
+      throw new Error(
+        `writer phase: results differ from the plan (${mismatch
+          .map((k) => `${k} ${events.sightings.get(k) ?? 0}, planned ${planned.get(k) ?? 0}`)
+          .join("; ")})`,
+      );
     }
-  } finally {
-    await scratch.cleanup();
+    recorded = events.sightings;
+    writerNews = await countRows(db, "news");
+    const eventRows = sum(events.rows);
+    // The workload is the same every run, so the first run's audit trail stands for all.
+    trail ??= await readAuditTrail(db);
+
+    await emptyTables(db);
+    const r = await runRaw(db, trail, opts.batch, concurrency);
+    raw = r;
+    const rawEvents = await eventsByResult(db);
+    const rawNews = await countRows(db, "news");
+    if (sum(rawEvents.rows) !== eventRows || sum(rawEvents.sightings) !== opts.count) {
+      throw new Error(
+        `raw phase: ${sum(rawEvents.rows)} news_events rows for ${sum(rawEvents.sightings)} ` +
+          `deliveries, expected ${eventRows} for ${opts.count}`,
+      );
+    }
+    if (rawNews !== writerNews) {
+      throw new Error(`raw phase: ${rawNews} news rows, expected ${writerNews}`);
+    }
+
+    const run: Run = {
+      writerSeconds,
+      rawSeconds: r.seconds,
+      writerObsPerSec: opts.count / writerSeconds,
+      rawObsPerSec: opts.count / r.seconds,
+      ratio: r.seconds / writerSeconds,
+    };
+    runs.push(run);
+    log(
+      `  run ${i}/${opts.runs}: writer ${fmt(writerSeconds, 2)} s (${fmt(run.writerObsPerSec)}/s), ` +
+        `raw ${fmt(r.seconds, 2)} s (${fmt(run.rawObsPerSec)}/s), ratio ${fmt(run.ratio, 3)}`,
+    );
   }
+  return { runs, recorded, writerNews, raw };
+}
+
+function summarize(db: Result["db"], count: number, runs: Run[]): Result {
+  return {
+    db,
+    count,
+    writerObsPerSec: round(median(runs.map((r) => r.writerObsPerSec)), 1),
+    rawObsPerSec: round(median(runs.map((r) => r.rawObsPerSec)), 1),
+    ratio: round(median(runs.map((r) => r.ratio)), 4),
+    runs: runs.map((r) => ({
+      writerObsPerSec: round(r.writerObsPerSec, 1),
+      rawObsPerSec: round(r.rawObsPerSec, 1),
+      ratio: round(r.ratio, 4),
+    })),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
 // The two phases
 
 async function runWriter(db: Database, deliveries: Delivery[], concurrency: number, batch: number) {
-  const progress = progressLog("writer", deliveries.length);
   const started = performance.now();
   const check = (out: { result: WriteResult; reason?: string }) => {
     if (out.result === "rejected") throw new Error(`writer rejected a delivery: ${out.reason}`);
@@ -181,7 +251,6 @@ async function runWriter(db: Database, deliveries: Delivery[], concurrency: numb
   if (batch === 1) {
     await forEachLimited(deliveries, concurrency, async (d) => {
       check(d.call === "edit" ? await edit(db, d.input) : await observe(db, d.input));
-      progress();
     });
   } else {
     // writeBatch keeps each item's deliveries in order within a batch; batches in flight at once
@@ -195,7 +264,6 @@ async function runWriter(db: Database, deliveries: Delivery[], concurrency: numb
         b.map((d) => ({ kind: d.call, input: d.input })),
       );
       outs.forEach(check);
-      progress(b.length);
     });
   }
   return (performance.now() - started) / 1000;
@@ -242,9 +310,9 @@ async function readAuditTrail(db: Database): Promise<AuditRow[]> {
 const RAW_BATCH_SQL = `
   WITH events AS (
     INSERT INTO news_events (entry_key, source_id, collector, origin, kind, observed_at, revision,
-                             payload, result, version)
+                             payload, result, version, sightings, last_seen_at)
     SELECT entry_key, source_id, collector, origin, kind, observed_at, revision,
-           payload, result, version
+           payload, result, version, sightings, last_seen_at
     FROM jsonb_populate_recordset(NULL::news_events, $1::jsonb)
   )
   INSERT INTO news AS n (
@@ -274,7 +342,6 @@ const RAW_BATCH_SQL = `
 async function runRaw(db: Database, rows: AuditRow[], batchSize: number, concurrency: number) {
   const batches: AuditRow[][] = [];
   for (let i = 0; i < rows.length; i += batchSize) batches.push(rows.slice(i, i + batchSize));
-  const progress = progressLog("raw", rows.length);
   let newsRows = 0;
   let retries = 0;
   const started = performance.now();
@@ -294,7 +361,6 @@ async function runRaw(db: Database, rows: AuditRow[], batchSize: number, concurr
         retries++;
       }
     }
-    progress(batch.length);
   });
   return {
     seconds: (performance.now() - started) / 1000,
@@ -476,15 +542,22 @@ async function openScratch(serverUrl: string | undefined, poolSize: number): Pro
   return { db: scratch.db, label, cleanup };
 }
 
-/** Starts each phase without the other's dirty pages pending (best effort: needs superuser). */
-async function checkpoint(db: Database): Promise<void> {
+/** Empty tables for the next phase, without the previous phase's dirty pages pending. */
+async function emptyTables(db: Database): Promise<void> {
+  await db.prisma.$executeRawUnsafe("TRUNCATE news, news_events RESTART IDENTITY");
+  // Best effort: CHECKPOINT needs superuser (or pg_checkpoint).
   await db.prisma.$executeRawUnsafe("CHECKPOINT").catch(() => undefined);
 }
 
-async function resultsInEvents(db: Database): Promise<Map<string, number>> {
-  const rows = await db.prisma.$queryRaw<{ result: string; n: number }[]>`
-    SELECT result, count(*)::int AS n FROM news_events GROUP BY result`;
-  return new Map(rows.map((r) => [r.result, Number(r.n)]));
+/** news_events by result: rows, and the deliveries they stand for (sightings). */
+async function eventsByResult(db: Database) {
+  const rows = await db.prisma.$queryRaw<{ result: string; n: number; sightings: number }[]>`
+    SELECT result, count(*)::int AS n, sum(sightings)::int AS sightings
+    FROM news_events GROUP BY result`;
+  return {
+    rows: new Map(rows.map((r) => [r.result, Number(r.n)])),
+    sightings: new Map(rows.map((r) => [r.result, Number(r.sightings)])),
+  };
 }
 
 async function countRows(db: Database, table: "news" | "news_events"): Promise<number> {
@@ -519,22 +592,6 @@ async function forEachLimited<T>(
   await Promise.all(Array.from({ length: Math.max(1, limit) }, lane));
 }
 
-function progressLog(phase: string, total: number): (n?: number) => void {
-  const step = Math.max(1, Math.ceil(total / 10));
-  const started = performance.now();
-  let done = 0;
-  let nextReport = step;
-  return (n = 1) => {
-    done += n;
-    if (done < nextReport && done < total) return;
-    nextReport += step;
-    const seconds = (performance.now() - started) / 1000;
-    log(
-      `  ${phase}: ${fmt(done)}/${fmt(total)} in ${fmt(seconds, 1)} s (${fmt(done / seconds)}/s)`,
-    );
-  };
-}
-
 function tally(results: string[]): Map<string, number> {
   const m = new Map<string, number>();
   for (const r of results) m.set(r, (m.get(r) ?? 0) + 1);
@@ -544,16 +601,26 @@ function tally(results: string[]): Map<string, number> {
 const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
 const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits;
 
+function median(xs: number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
 function usageError(message: string): Error {
   const err = new Error(message);
   err.name = "UsageError";
   return err;
 }
 
-function parseOptions(args: string[]): Options {
+function parseOptions(args: string[], url: string | undefined): Options {
   const { values } = parseArgs({
     args,
     options: {
+      target: { type: "string" },
+      runs: { type: "string", default: "5" },
       count: { type: "string", default: "100000" },
       json: { type: "boolean", default: false },
       concurrency: { type: "string", default: "8" },
@@ -566,7 +633,20 @@ function parseOptions(args: string[]): Options {
     if (!Number.isInteger(n) || n < 1) throw usageError(`--${name} must be a positive integer`);
     return n;
   };
+  const targets = (values.target ?? (url ? "pg" : "pglite")).split(",").map((t) => t.trim());
+  for (const t of targets) {
+    if (!TARGETS.includes(t as Target)) {
+      throw usageError(`--target takes ${TARGETS.join(", ")} or both ("pg,pglite"), not "${t}"`);
+    }
+  }
+  if (targets.includes("pg") && !url) {
+    throw usageError(
+      "--target pg needs DATABASE_URL: the PostgreSQL server to make a scratch database on",
+    );
+  }
   return {
+    targets: [...new Set(targets)] as Target[],
+    runs: positive("runs", values.runs),
     count: positive("count", values.count),
     json: values.json,
     concurrency: positive("concurrency", values.concurrency),
@@ -579,36 +659,60 @@ function report(r: {
   scratch: Scratch;
   concurrency: number;
   opts: Options;
-  writerSeconds: number;
   validationSeconds: number;
-  raw: { seconds: number; batches: number; newsRows: number; retries: number };
+  runs: Run[];
+  raw: { batches: number; newsRows: number; retries: number };
   planned: Map<string, number>;
   recorded: Map<string, number>;
-  rawNews: number;
+  writerNews: number;
 }): void {
-  const { result } = r;
+  const { result, opts } = r;
+  const load = () =>
+    os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(" ");
+  const spread = (xs: number[], digits: number) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    return [sorted[0] as number, median(xs), sorted[sorted.length - 1] as number]
+      .map((x) => fmt(x, digits).padStart(9))
+      .join("  ");
+  };
   const lines = [
     `writer benchmark on ${result.db} (${r.scratch.label})`,
-    `  ${fmt(result.count)} observations, ${r.opts.batch === 1 ? `one call each, ${r.concurrency} in flight` : `writeBatch of ${fmt(r.opts.batch)}, ${writerLanes(r.concurrency, r.opts.batch)} in flight`}, seed ${SEED.toString(16)}, ` +
-      `load average ${os
-        .loadavg()
-        .map((x) => x.toFixed(1))
-        .join(" ")}`,
+    `  ${fmt(result.count)} observations, ${opts.batch === 1 ? `one call each, ${r.concurrency} in flight` : `writeBatch of ${fmt(opts.batch)}, ${writerLanes(r.concurrency, opts.batch)} batch(es) in flight`}, ` +
+      `pool ${r.concurrency}, seed ${SEED.toString(16)}, ${opts.runs} runs alternating writer and raw`,
+    `  raw: ${fmt(r.raw.batches)} batch(es) of ≤${fmt(opts.batch)}, ${fmt(r.raw.newsRows)} news upserts, ` +
+      `${r.concurrency} in flight${r.raw.retries ? `, ${r.raw.retries} deadlock retries in the last run` : ""}`,
+    `  load average at the end: ${load()} (${os.cpus().length} cores)`,
     "",
-    `  writer  ${fmt(r.writerSeconds, 2).padStart(9)} s  ${fmt(result.writerObsPerSec).padStart(9)} obs/s`,
-    `          of which validation and keying (normalize, timed alone, no database): ` +
-      `${fmt(r.validationSeconds, 2)} s (${fmt(result.count / r.validationSeconds)} obs/s)`,
-    `  raw     ${fmt(r.raw.seconds, 2).padStart(9)} s  ${fmt(result.rawObsPerSec).padStart(9)} obs/s` +
-      `   (${fmt(r.raw.batches)} batch(es) of ≤${fmt(r.opts.batch)}, ${fmt(r.raw.newsRows)} news upserts` +
-      `${r.raw.retries ? `, ${r.raw.retries} deadlock retries` : ""})`,
-    `  ratio writer/raw  ${fmt(result.ratio, 4)}  (raw is ${fmt(1 / result.ratio, 1)}× faster)`,
+    "  run    writer s   writer obs/s     raw s    raw obs/s   writer/raw",
+    ...r.runs.map(
+      (run, i) =>
+        `  ${String(i + 1).padStart(3)}  ${fmt(run.writerSeconds, 2).padStart(9)}  ${fmt(run.writerObsPerSec).padStart(12)}  ` +
+        `${fmt(run.rawSeconds, 2).padStart(9)}  ${fmt(run.rawObsPerSec).padStart(11)}  ${fmt(run.ratio, 3).padStart(11)}`,
+    ),
     "",
-    `  news_events by result (writer phase; ${fmt(r.rawNews)} news rows):`,
-    ...[...new Set([...STEPS.map((s) => EXPECTED[s]), ...r.recorded.keys()])].map((k) => {
-      const got = r.recorded.get(k) ?? 0;
-      const want = r.planned.get(k) ?? 0;
-      return `    ${k.padEnd(10)} ${fmt(got).padStart(9)}  ${got === want ? "(as planned)" : `(planned ${fmt(want)})`}`;
-    }),
+    "                      min     median        max",
+    `  writer obs/s  ${spread(
+      r.runs.map((x) => x.writerObsPerSec),
+      0,
+    )}`,
+    `  raw obs/s     ${spread(
+      r.runs.map((x) => x.rawObsPerSec),
+      0,
+    )}`,
+    `  writer/raw    ${spread(
+      r.runs.map((x) => x.ratio),
+      3,
+    )}   (raw is ${fmt(1 / result.ratio, 1)}× faster at the median)`,
+    "",
+    `  validation and keying alone (normalize, no database): ${fmt(r.validationSeconds, 2)} s ` +
+      `(${fmt(result.count / r.validationSeconds)} obs/s)`,
+    `  deliveries by result (each run as planned; ${fmt(r.writerNews)} news rows):`,
+    ...[...new Set([...STEPS.map((s) => EXPECTED[s]), ...r.recorded.keys()])].map(
+      (k) => `    ${k.padEnd(10)} ${fmt(r.recorded.get(k) ?? 0).padStart(9)}`,
+    ),
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
 }
