@@ -4,7 +4,7 @@ import { recordActivity, recordContent } from "@/workers/collectors/collectorSta
 import { CursorExpiredError, type StoryApi } from "./api";
 import { type ApplyContext, applyStoryEvent } from "./apply";
 import { describeIssues, STORY_EVENT_TYPES, type StoryEvent, storyEventSchema } from "./events";
-import { recordRejection } from "./receiveWebhook";
+import { recordWebhookRejection } from "./receiveWebhook";
 import { syncTickers } from "./source";
 import { closeStory, saveStory } from "./writes";
 
@@ -95,7 +95,7 @@ export async function catchUp(
       if (!event.ok) {
         // Recorded and passed over: one bad event must not hold the cursor back for ever.
         result.skipped++;
-        await recordRejection(
+        await recordWebhookRejection(
           db,
           source.id,
           "malformed_event",

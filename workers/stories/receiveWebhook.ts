@@ -344,13 +344,17 @@ async function reject(
   status = 401,
 ): Promise<WebhookAnswer> {
   emit("story:webhook", { source: sourceId, outcome: "rejected", reason, lagSeconds: null });
-  await recordRejection(db, sourceId, reason, webhookId, message).catch((err) =>
+  await recordWebhookRejection(db, sourceId, reason, webhookId, message).catch((err) =>
     logger().warn({ err, reason }, "could not record a refused story webhook"),
   );
   return { status, body: { outcome: "rejected", reason, message } };
 }
 
-export async function recordRejection(
+/**
+ * Counts a refused delivery (or a catch-up event passed over as malformed) in
+ * story_webhook_rejections, one row per source and reason, keeping the last one's id and detail.
+ */
+export async function recordWebhookRejection(
   db: Database,
   sourceId: string,
   reason: RejectReason,

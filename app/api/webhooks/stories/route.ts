@@ -5,7 +5,7 @@ import { emit } from "@/lib/events";
 import { textProblem } from "@/lib/validation";
 import {
   receiveWebhook,
-  recordRejection,
+  recordWebhookRejection,
   WEBHOOK_MAX_BYTES,
 } from "@/workers/stories/receiveWebhook";
 import { storySourceIds } from "@/workers/stories/source";
@@ -33,7 +33,7 @@ export async function POST(request: Request): Promise<Response> {
     const source = sourceId && known.includes(sourceId) ? sourceId : "";
     emit("story:webhook", { source, outcome: "rejected", reason: "too_large", lagSeconds: null });
     if (db) {
-      await recordRejection(
+      await recordWebhookRejection(
         db,
         source,
         "too_large",
@@ -54,7 +54,7 @@ export async function POST(request: Request): Promise<Response> {
     });
     const db = await getDb().catch(() => null);
     if (db) {
-      await recordRejection(
+      await recordWebhookRejection(
         db,
         "",
         "unknown_source",
