@@ -3,13 +3,13 @@
 import { useState } from "react";
 import s from "@/components/dashboard.module.css";
 import { useAudit } from "@/components/hooks/useAudit";
-
-const when = (iso: string) => `${iso.slice(0, 19).replace("T", " ")} UTC`;
+import { Pager, usePages } from "@/components/ui/Pager";
+import { when } from "@/lib/dashboard/format";
 
 export function AuditView() {
   const [action, setAction] = useState("");
-  const [pages, setPages] = useState<string[]>([]);
-  const { data, error } = useAudit({ action: action || undefined, before: pages.at(-1) ?? null });
+  const pages = usePages();
+  const { data, error } = useAudit({ action: action || undefined, before: pages.cursor });
   return (
     <>
       <form className={s.search} onSubmit={(e) => e.preventDefault()}>
@@ -20,7 +20,7 @@ export function AuditView() {
             aria-label="Action"
             onChange={(e) => {
               setAction(e.target.value);
-              setPages([]);
+              pages.reset();
             }}
           >
             <option value="">all actions</option>
@@ -66,24 +66,7 @@ export function AuditView() {
           ) : null}
         </tbody>
       </table>
-      <div className={s.pager}>
-        <button
-          type="button"
-          className={s.button}
-          disabled={pages.length === 0}
-          onClick={() => setPages([])}
-        >
-          Newest
-        </button>
-        <button
-          type="button"
-          className={s.button}
-          disabled={!data?.nextBefore}
-          onClick={() => data?.nextBefore && setPages([...pages, data.nextBefore])}
-        >
-          Older →
-        </button>
-      </div>
+      <Pager pages={pages} next={data?.nextBefore} firstLabel="Newest" nextLabel="Older →" />
     </>
   );
 }

@@ -4,8 +4,8 @@ import Link from "next/link";
 import { useEffect, useState } from "react";
 import s from "@/components/dashboard.module.css";
 import { useItems } from "@/components/hooks/useItems";
-
-const when = (iso: string) => `${iso.slice(0, 19).replace("T", " ")} UTC`;
+import { Pager, usePages } from "@/components/ui/Pager";
+import { when } from "@/lib/dashboard/format";
 
 /** Waits for typing to pause: one request per pause, not per keystroke. */
 function useDebounced<T>(value: T, ms: number): T {
@@ -20,15 +20,13 @@ function useDebounced<T>(value: T, ms: number): T {
 export function ItemsView() {
   const [q, setQ] = useState("");
   const [source, setSource] = useState("");
-  // Each entry is the cursor a page was fetched with: Back pops one.
-  const [cursors, setCursors] = useState<string[]>([]);
+  const pages = usePages();
   const params = { q: useDebounced(q.trim(), 300), source: useDebounced(source.trim(), 300) };
-  const cursor = cursors.at(-1) ?? null;
-  const { data, error, isFetching } = useItems({ ...params, cursor });
+  const { data, error, isFetching } = useItems({ ...params, cursor: pages.cursor });
 
   // A new search starts at the newest rows again.
   // biome-ignore lint/correctness/useExhaustiveDependencies: reset when the search changes
-  useEffect(() => setCursors([]), [params.q, params.source]);
+  useEffect(() => pages.reset(), [params.q, params.source]);
 
   return (
     <>
@@ -104,30 +102,19 @@ export function ItemsView() {
           ) : null}
         </tbody>
       </table>
-      <div className={s.pager}>
-        <button
-          type="button"
-          className={s.button}
-          disabled={cursors.length === 0}
-          onClick={() => setCursors(cursors.slice(0, -1))}
-        >
-          ← Newer
-        </button>
-        <button
-          type="button"
-          className={s.button}
-          disabled={!data?.nextCursor}
-          onClick={() => data?.nextCursor && setCursors([...cursors, data.nextCursor])}
-        >
-          {data?.windowEnded ? "Search older →" : "Older →"}
-        </button>
+      <Pager
+        pages={pages}
+        next={data?.nextCursor}
+        backLabel="← Newer"
+        nextLabel={data?.windowEnded ? "Search older →" : "Older →"}
+      >
         {data?.windowEnded ? (
           <span className={s.muted}>
             Searched {data.scanned.toLocaleString("en")} rows (at most{" "}
             {data.scanWindow.toLocaleString("en")} per request); older rows are searched on demand.
           </span>
         ) : null}
-      </div>
+      </Pager>
     </>
   );
 }

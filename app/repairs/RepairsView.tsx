@@ -5,11 +5,12 @@ import { useState } from "react";
 import s from "@/components/dashboard.module.css";
 import { ApiError } from "@/components/hooks/api";
 import { useRepairRun, useRepairRuns, useStartRepair } from "@/components/hooks/useRepairs";
+import { Pager, usePages } from "@/components/ui/Pager";
+import { when } from "@/lib/dashboard/format";
 import type { RepairRunView } from "@/lib/dashboard/repairs";
 import { applyOffer } from "./applyOffer";
 import own from "./repairs.module.css";
 
-const when = (iso: string | null) => (iso ? `${iso.slice(0, 19).replace("T", " ")} UTC` : "—");
 const show = (v: unknown) =>
   v === null || v === undefined ? "∅" : typeof v === "string" ? v : JSON.stringify(v);
 
@@ -142,8 +143,8 @@ function statusOf(r: RepairRunView): string {
 }
 
 function RunPanel({ id }: { id: string }) {
-  const [pages, setPages] = useState<string[]>([]);
-  const { data, error } = useRepairRun(id, pages.at(-1) ?? null);
+  const pages = usePages();
+  const { data, error } = useRepairRun(id, pages.cursor);
   if (error) return <p className={s.error}>{(error as Error).message}</p>;
   if (!data) return <p>Loading run {id}…</p>;
   const { run, changes } = data;
@@ -200,24 +201,7 @@ function RunPanel({ id }: { id: string }) {
           </tbody>
         </table>
       )}
-      <div className={s.pager}>
-        <button
-          type="button"
-          className={s.button}
-          disabled={pages.length === 0}
-          onClick={() => setPages(pages.slice(0, -1))}
-        >
-          ← First
-        </button>
-        <button
-          type="button"
-          className={s.button}
-          disabled={!data.nextAfter}
-          onClick={() => data.nextAfter && setPages([...pages, data.nextAfter])}
-        >
-          More changes →
-        </button>
-      </div>
+      <Pager pages={pages} next={data.nextAfter} firstLabel="← First" nextLabel="More changes →" />
     </section>
   );
 }

@@ -17,9 +17,23 @@ export function relative(iso: string | null | undefined, now: string | number | 
   return diff < 0 ? `${duration(-diff)} ago` : `in ${duration(diff)}`;
 }
 
-/** An instant as UTC, for a title attribute. */
+/** How long something has lasted, or "—" when nothing has yet (no dead letter, so no oldest). */
+export function age(seconds: number | null | undefined): string {
+  return seconds === null || seconds === undefined ? "—" : duration(seconds);
+}
+
+/**
+ * An instant as UTC, "2026-12-01 11:39:59 UTC", or "—" for none. `"ms"` keeps the milliseconds,
+ * for an item's timeline, where observations less than a second apart must still read in order.
+ */
+export function when(iso: string | null | undefined, precision: "s" | "ms" = "s"): string {
+  if (!iso) return "—";
+  return `${iso.slice(0, precision === "ms" ? 23 : 19).replace("T", " ")} UTC`;
+}
+
+/** An instant as UTC for a title attribute: none at all when there is no time. */
 export function utc(iso: string | null | undefined): string | undefined {
-  return iso ? `${iso.replace("T", " ").replace(/\.\d+Z$/, "Z")}` : undefined;
+  return iso ? when(iso) : undefined;
 }
 
 /** 0.123 → "12%"; null → "–". */

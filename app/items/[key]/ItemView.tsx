@@ -1,18 +1,16 @@
 "use client";
 
 import Link from "next/link";
-import { useState } from "react";
 import s from "@/components/dashboard.module.css";
 import { ApiError } from "@/components/hooks/api";
 import { useItem } from "@/components/hooks/useItem";
-
-const when = (iso: string | null) => (iso ? `${iso.slice(0, 23).replace("T", " ")} UTC` : "—");
+import { Pager, usePages } from "@/components/ui/Pager";
+import { when } from "@/lib/dashboard/format";
 
 /** One item's provenance: its current row, the versions, and every observation of it. */
 export function ItemView({ entryKey }: { entryKey: string }) {
-  const [pages, setPages] = useState<string[]>([]);
-  const after = pages.at(-1) ?? null;
-  const { data, error, isLoading } = useItem(entryKey, after);
+  const pages = usePages();
+  const { data, error, isLoading } = useItem(entryKey, pages.cursor);
 
   if (isLoading) return <p>Loading…</p>;
   if (error) {
@@ -31,7 +29,7 @@ export function ItemView({ entryKey }: { entryKey: string }) {
   if (!data) return null;
   const { item, observations } = data;
   // The API pages the timeline 500 observations at a time.
-  const offset = pages.length * 500;
+  const offset = pages.depth * 500;
 
   return (
     <>
@@ -78,7 +76,7 @@ export function ItemView({ entryKey }: { entryKey: string }) {
           <dt>Language</dt>
           <dd>{item.language ?? "—"}</dd>
           <dt>Published</dt>
-          <dd>{when(item.publishedAt)}</dd>
+          <dd>{when(item.publishedAt, "ms")}</dd>
           <dt>Version</dt>
           <dd>
             v{item.version} (last writer result: {item.lastResult}; source revision{" "}
@@ -86,13 +84,13 @@ export function ItemView({ entryKey }: { entryKey: string }) {
           </dd>
           <dt>First seen</dt>
           <dd>
-            {when(item.firstSeenAt)} from {item.firstSource}, collector {item.firstCollector}
+            {when(item.firstSeenAt, "ms")} from {item.firstSource}, collector {item.firstCollector}
           </dd>
           <dt>Updated</dt>
-          <dd>{when(item.updatedAt)}</dd>
+          <dd>{when(item.updatedAt, "ms")}</dd>
           <dt>Tombstone</dt>
           <dd data-testid="tombstone">
-            {item.deletedAt ? `retracted ${when(item.deletedAt)} (row kept)` : "none"}
+            {item.deletedAt ? `retracted ${when(item.deletedAt, "ms")} (row kept)` : "none"}
           </dd>
           <dt>Duplicate of</dt>
           <dd>
@@ -129,7 +127,7 @@ export function ItemView({ entryKey }: { entryKey: string }) {
                     {v.result}
                   </span>
                 </td>
-                <td className={s.nowrap}>{when(v.at)}</td>
+                <td className={s.nowrap}>{when(v.at, "ms")}</td>
                 <td className={s.title}>{v.title ?? "—"}</td>
               </tr>
             ))}
@@ -162,9 +160,9 @@ export function ItemView({ entryKey }: { entryKey: string }) {
             <tr key={o.id} data-event-id={o.id}>
               <td className={s.num}>{offset + i + 1}</td>
               <td className={s.nowrap}>
-                {when(o.observedAt)}
+                {when(o.observedAt, "ms")}
                 {Math.abs(Date.parse(o.receivedAt) - Date.parse(o.observedAt)) >= 1000 ? (
-                  <div className={s.muted}>received {when(o.receivedAt)}</div>
+                  <div className={s.muted}>received {when(o.receivedAt, "ms")}</div>
                 ) : null}
               </td>
               <td className={s.nowrap}>{o.sourceId}</td>
@@ -184,8 +182,8 @@ export function ItemView({ entryKey }: { entryKey: string }) {
                 </span>
                 {o.sightings > 1 ? (
                   <div className={s.muted} data-testid="sightings">
-                    seen {o.sightings} times, last at {when(o.lastSeenAt ?? o.observedAt)} (the{" "}
-                    {o.sightings - 1} repeats changed nothing)
+                    seen {o.sightings} times, last at {when(o.lastSeenAt ?? o.observedAt, "ms")}{" "}
+                    (the {o.sightings - 1} repeats changed nothing)
                   </div>
                 ) : null}
               </td>
@@ -195,24 +193,7 @@ export function ItemView({ entryKey }: { entryKey: string }) {
           ))}
         </tbody>
       </table>
-      <div className={s.pager}>
-        <button
-          type="button"
-          className={s.button}
-          disabled={pages.length === 0}
-          onClick={() => setPages(pages.slice(0, -1))}
-        >
-          ← Earlier
-        </button>
-        <button
-          type="button"
-          className={s.button}
-          disabled={!data.nextAfter}
-          onClick={() => data.nextAfter && setPages([...pages, data.nextAfter])}
-        >
-          Later →
-        </button>
-      </div>
+      <Pager pages={pages} next={data.nextAfter} backLabel="← Earlier" nextLabel="Later →" />
     </>
   );
 }

@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { age, duration, relative, utc, when } from "./format";
+
+describe("when", () => {
+  it("shows an instant as UTC to the second, or to the millisecond for a timeline", () => {
+    expect(when("2026-12-01T11:39:59.123Z")).toBe("2026-12-01 11:39:59 UTC");
+    expect(when("2026-12-01T11:39:59.123Z", "ms")).toBe("2026-12-01 11:39:59.123 UTC");
+  });
+
+  it("shows a dash for no time", () => {
+    expect(when(null)).toBe("—");
+    expect(when(undefined, "ms")).toBe("—");
+    expect(when("")).toBe("—");
+  });
+});
+
+describe("utc", () => {
+  it("is the same text as when, and no attribute at all for no time", () => {
+    expect(utc("2026-12-01T11:39:59.000Z")).toBe("2026-12-01 11:39:59 UTC");
+    expect(utc(null)).toBeUndefined();
+  });
+});
+
+describe("age", () => {
+  it("is a duration, or a dash when nothing has aged yet", () => {
+    expect(age(42)).toBe("42 s");
+    expect(age(290)).toBe("4.8 min");
+    expect(age(9000)).toBe("2.5 h");
+    expect(age(3 * 86_400)).toBe("3.0 d");
+    expect(age(0)).toBe("0 s");
+    expect(age(null)).toBe("—");
+  });
+});
+
+describe("relative", () => {
+  it("says how far an instant is from the answer's own time", () => {
+    const now = "2026-12-01T12:00:00.000Z";
+    expect(relative("2026-12-01T11:59:18.000Z", now)).toBe("42 s ago");
+    expect(relative("2026-12-01T12:05:00.000Z", now)).toBe(`in ${duration(300)}`);
+    expect(relative(null, now)).toBe("–");
+  });
+});
