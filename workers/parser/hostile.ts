@@ -9,7 +9,7 @@ import { FeedParseError } from "./errors";
 // `<!ENTITY` inside CDATA is not refused.
 
 /** Index just past the DOCTYPE starting at `start`, internal subset, quotes and comments included. */
-function doctypeEnd(text: string, start: number): number {
+export function doctypeEnd(text: string, start: number): number {
   let depth = 0;
   let quote = "";
   for (let i = start + 9; i < text.length; i++) {
@@ -53,8 +53,7 @@ function prologEnd(text: string): number {
 
 /**
  * Where the document's root element starts, after checking the prolog: throws FeedParseError
- * for entity declarations. (readFeedInSlices.ts refuses a DOCTYPE inside the document during
- * its own scan, instead of the whole-text pass below.)
+ * for entity declarations.
  */
 export function safePrologEnd(text: string): number {
   const end = prologEnd(text);
@@ -67,17 +66,10 @@ export function safePrologEnd(text: string): number {
 }
 
 /**
- * Throws FeedParseError for entity declarations (or a DOCTYPE inside the document); otherwise
- * returns the document from its root element on. The prolog is dropped because nothing in it
- * matters once checked, and fast-xml-parser would read HTML's lowercase `<!doctype html>` as an
- * element.
+ * Throws FeedParseError for entity declarations; otherwise returns the document from its root
+ * element on. The prolog is dropped because nothing in it matters once checked. (A DOCTYPE
+ * inside the document is refused by xmlTree.ts as it reads, and by readFeedInSlices.ts's scan.)
  */
 export function stripSafeProlog(text: string): string {
-  const end = safePrologEnd(text);
-  // fast-xml-parser also honours a DOCTYPE found inside the root element, which XML forbids;
-  // refuse one there too (CDATA sections, where an article may quote one, are skipped).
-  if (/<!DOCTYPE/i.test(text.slice(end).replace(/<!\[CDATA\[[\s\S]*?\]\]>/g, ""))) {
-    throw new FeedParseError("a DOCTYPE appears after the root element started; XML forbids it");
-  }
-  return text.slice(end);
+  return text.slice(safePrologEnd(text));
 }

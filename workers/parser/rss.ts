@@ -9,20 +9,66 @@ import { child, childrenNamed, textOf, type XmlElement } from "./xmlTree";
 // RSS 0.9x, 2.0 and 1.0 (RDF) share one reader: their item elements have the same names in
 // different namespaces (RSS_PLAIN), and RDF keeps items beside the channel instead of inside it.
 
-function firstText(el: XmlElement, candidates: [ns: string | readonly string[], local: string][]) {
+type Candidates = readonly (readonly [ns: string | readonly string[], local: string])[];
+
+// Where each field may be, in order of preference (the first with content wins).
+const TITLE: Candidates = [
+  [RSS_PLAIN, "title"],
+  [NS.dc, "title"],
+];
+const PUBLISHED: Candidates = [
+  [RSS_PLAIN, "pubDate"],
+  [NS.dc, "date"],
+  [NS.atom10, "published"],
+  [NS.dcterms, "issued"],
+];
+const UPDATED: Candidates = [
+  [NS.atom10, "updated"],
+  [NS.dcterms, "modified"],
+];
+const SUMMARY: Candidates = [
+  [RSS_PLAIN, "description"],
+  [NS.content, "encoded"],
+  [ITUNES, "summary"],
+];
+const AUTHOR: Candidates = [
+  [RSS_PLAIN, "author"],
+  [NS.dc, "creator"],
+  [NS.dc, "author"],
+  [ITUNES, "author"],
+];
+const ATOM_NAME: Candidates = [[NS.atom10, "name"]];
+const CHANNEL_UPDATED: Candidates = [
+  [RSS_PLAIN, "lastBuildDate"],
+  [RSS_PLAIN, "pubDate"],
+  [NS.dc, "date"],
+  [NS.atom10, "updated"],
+];
+const TTL: Candidates = [[RSS_PLAIN, "ttl"]];
+const CATEGORY: Candidates = [
+  [RSS_PLAIN, "category"],
+  [NS.dc, "subject"],
+];
+
+const named = (c: XmlElement, ns: string | readonly string[], local: string) =>
+  c.local === local && (typeof ns === "string" ? c.ns === ns : ns.includes(c.ns));
+
+function firstText(el: XmlElement, candidates: Candidates) {
   for (const [ns, local] of candidates) {
-    for (const found of childrenNamed(el, ns, local)) {
-      const text = textOf(found).trim();
+    for (const c of el.children) {
+      if (typeof c === "string" || !named(c, ns, local)) continue;
+      const text = textOf(c).trim();
       if (text) return text;
     }
   }
   return undefined;
 }
 
-function firstDate(el: XmlElement, candidates: [string | readonly string[], string][]) {
+function firstDate(el: XmlElement, candidates: Candidates) {
   for (const [ns, local] of candidates) {
-    for (const found of childrenNamed(el, ns, local)) {
-      const date = toIsoDate(textOf(found));
+    for (const c of el.children) {
+      if (typeof c === "string" || !named(c, ns, local)) continue;
+      const date = toIsoDate(textOf(c));
       if (date) return date;
     }
   }
@@ -34,11 +80,17 @@ function plain(raw: string | undefined): string | undefined {
 }
 
 function pageLink(el: XmlElement): string | undefined {
-  for (const link of childrenNamed(el, RSS_PLAIN, "link")) {
-    const url = linkText(link);
-    if (url) return url;
+  let atomLinks = false;
+  for (const c of el.children) {
+    if (typeof c === "string" || c.local !== "link") continue;
+    if (RSS_PLAIN.includes(c.ns)) {
+      const url = linkText(c);
+      if (url) return url;
+    } else if (c.ns === NS.atom10) {
+      atomLinks = true;
+    }
   }
-  return alternateLink(childrenNamed(el, NS.atom10, "link"));
+  return atomLinks ? alternateLink(childrenNamed(el, NS.atom10, "link")) : undefined;
 }
 
 function itemLink(item: XmlElement, guid: XmlElement | undefined): string | undefined {
@@ -54,11 +106,15 @@ function itemLink(item: XmlElement, guid: XmlElement | undefined): string | unde
 }
 
 function categories(item: XmlElement): string[] {
-  const found = [
-    ...childrenNamed(item, RSS_PLAIN, "category"),
-    ...childrenNamed(item, NS.dc, "subject"),
-  ].map((c) => plainText(textOf(c)));
-  return [...new Set(found.filter(Boolean))];
+  const found = new Set<string>();
+  for (const [ns, local] of CATEGORY) {
+    for (const c of item.children) {
+      if (typeof c === "string" || !named(c, ns, local)) continue;
+      const text = plainText(textOf(c));
+      if (text) found.add(text);
+    }
+  }
+  return [...found];
 }
 
 function readItem(item: XmlElement) {
@@ -66,39 +122,13 @@ function readItem(item: XmlElement) {
   const authorEl = child(item, NS.atom10, "author");
   return finishEntry({
     guid: textOf(guidEl).trim() || undefined,
-    title: plainText(
-      firstText(item, [
-        [RSS_PLAIN, "title"],
-        [NS.dc, "title"],
-      ]) ?? "",
-    ),
+    title: plainText(firstText(item, TITLE) ?? ""),
     link: itemLink(item, guidEl),
-    published: firstDate(item, [
-      [RSS_PLAIN, "pubDate"],
-      [NS.dc, "date"],
-      [NS.atom10, "published"],
-      [NS.dcterms, "issued"],
-    ]),
-    updated: firstDate(item, [
-      [NS.atom10, "updated"],
-      [NS.dcterms, "modified"],
-    ]),
-    summary: plain(
-      firstText(item, [
-        [RSS_PLAIN, "description"],
-        [NS.content, "encoded"],
-        [ITUNES, "summary"],
-      ]),
-    ),
+    published: firstDate(item, PUBLISHED),
+    updated: firstDate(item, UPDATED),
+    summary: plain(firstText(item, SUMMARY)),
     author: personName(
-      plain(
-        firstText(item, [
-          [RSS_PLAIN, "author"],
-          [NS.dc, "creator"],
-          [NS.dc, "author"],
-          [ITUNES, "author"],
-        ]) ?? (authorEl ? firstText(authorEl, [[NS.atom10, "name"]]) : undefined),
-      ),
+      plain(firstText(item, AUTHOR) ?? (authorEl ? firstText(authorEl, ATOM_NAME) : undefined)),
     ),
     categories: categories(item),
   });
@@ -114,20 +144,10 @@ export function readRss(root: XmlElement): Omit<ParsedFeed, "format"> {
   ];
   return {
     feed: {
-      title: plainText(
-        firstText(channel, [
-          [RSS_PLAIN, "title"],
-          [NS.dc, "title"],
-        ]) ?? "",
-      ),
+      title: plainText(firstText(channel, TITLE) ?? ""),
       link: pageLink(channel),
-      updated: firstDate(channel, [
-        [RSS_PLAIN, "lastBuildDate"],
-        [RSS_PLAIN, "pubDate"],
-        [NS.dc, "date"],
-        [NS.atom10, "updated"],
-      ]),
-      ttlMinutes: ttlMinutes(firstText(channel, [[RSS_PLAIN, "ttl"]])),
+      updated: firstDate(channel, CHANNEL_UPDATED),
+      ttlMinutes: ttlMinutes(firstText(channel, TTL)),
     },
     entries: items.map(readItem),
   };

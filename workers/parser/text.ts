@@ -9,27 +9,71 @@ import type { XmlElement, XmlNode } from "./xmlTree";
 // right side to err on.
 
 const MAX_PASSES = 3;
-const BLOCK =
-  /^(p|div|br|hr|li|ul|ol|h[1-6]|tr|td|th|table|blockquote|pre|section|article|header|footer|figure|figcaption|dd|dt|dl|img)$/i;
+const BLOCK = new Set(
+  "p div br hr li ul ol h1 h2 h3 h4 h5 h6 tr td th table blockquote pre section article header footer figure figcaption dd dt dl img".split(
+    " ",
+  ),
+);
 const DROPPED = /<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>|<!--[\s\S]*?-->/gi;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: XML forbids these C0 controls in text; some feeds carry them anyway
 const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
-const TAG = /<\/?([A-Za-z][A-Za-z0-9:-]*)(?:\s[^<>]*)?\/?>/g;
+// A run of whitespace that is not already one plain space: what `/\s+/g -> " "` would change.
+const LOOSE_SPACE = /\s{2,}|[^\S ]/g;
+const WHITESPACE = /\s/;
 
-function stripTags(s: string): string {
-  if (!s.includes("<")) return s;
-  return s.replace(DROPPED, " ").replace(TAG, (_, name: string) => (BLOCK.test(name) ? " " : ""));
+const isNameStart = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+const isNameChar = (c: number) => isNameStart(c) || (c >= 48 && c <= 58) || c === 45;
+
+/**
+ * Where the tag starting at `lt` ends (index past its ">"), or -1 when no tag starts there; the
+ * same tags as `/<\/?([A-Za-z][A-Za-z0-9:-]*)(?:\s[^<>]*)?\/?>/`, without a callback per match.
+ */
+function tagAt(s: string, lt: number): { end: number; name: string } | undefined {
+  let i = lt + 1;
+  if (s.charCodeAt(i) === 47) i++;
+  const start = i;
+  if (!isNameStart(s.charCodeAt(i))) return undefined;
+  while (isNameChar(s.charCodeAt(i))) i++;
+  const name = s.slice(start, i);
+  const c = s.charCodeAt(i);
+  if (c === 62) return { end: i + 1, name };
+  if (c === 47) return s.charCodeAt(i + 1) === 62 ? { end: i + 2, name } : undefined;
+  if (i < s.length && WHITESPACE.test(s[i] as string)) {
+    for (let j = i + 1; j < s.length; j++) {
+      const d = s.charCodeAt(j);
+      if (d === 62) return { end: j + 1, name };
+      if (d === 60) return undefined;
+    }
+  }
+  return undefined;
+}
+
+function stripTags(raw: string): string {
+  if (!raw.includes("<")) return raw;
+  const s = raw.replace(DROPPED, " ");
+  let out = "";
+  let last = 0;
+  for (let lt = s.indexOf("<"); lt !== -1; lt = s.indexOf("<", lt + 1)) {
+    const tag = tagAt(s, lt);
+    if (!tag) continue;
+    out += s.slice(last, lt);
+    if (BLOCK.has(tag.name.toLowerCase())) out += " ";
+    last = tag.end;
+    lt = tag.end - 1;
+  }
+  return last === 0 ? s : out + s.slice(last);
 }
 
 /** Text with tags removed, entities decoded (HTML names, numeric, double-escaped) and whitespace collapsed. */
 export function plainText(raw: string): string {
   let text = raw;
   for (let pass = 0; pass < MAX_PASSES; pass++) {
-    const next = decodeHTML(stripTags(text));
+    const stripped = stripTags(text);
+    const next = stripped.includes("&") ? decodeHTML(stripped) : stripped;
     if (next === text) break;
     text = next;
   }
-  return stripTags(text).replace(CONTROLS, "").replace(/\s+/g, " ").trim();
+  return stripTags(text).replace(CONTROLS, "").replace(LOOSE_SPACE, " ").trim();
 }
 
 function escapeText(s: string): string {

@@ -1,5 +1,5 @@
-import { XMLParser } from "fast-xml-parser";
 import { FeedParseError } from "./errors";
+import { doctypeEnd } from "./hostile";
 import { USUAL_PREFIXES } from "./namespaces";
 import { resolveUrl } from "./urls";
 
@@ -18,100 +18,223 @@ export interface XmlElement {
 }
 export type XmlNode = XmlElement | string;
 
+// One pass over the text builds the elements directly: no token objects, no intermediate tree
+// (decision 018: fast-xml-parser with preserveOrder plus a conversion was 60 % of a parse, with
+// 11–16 % of it in GC). The reading is as lenient as fast-xml-parser's was, which the corpora
+// were checked against: an end tag closes the innermost open element whatever its name, text
+// outside the root before it is dropped, attributes without a quoted value are ignored, and
+// CR LF / CR become LF. Only the five XML entities are decoded (once, here); numeric references
+// and HTML names stay for text.ts and links.ts, which also handle them double-escaped. A
+// DOCTYPE before the root is skipped unread (its declarations are never expanded, so nothing
+// here can blow up or fetch anything; hostile.ts refuses them earlier anyway), one after the
+// root started is refused.
+
 // Real feeds nest 5–10 levels, Atom XHTML content perhaps 30; 256 is generous, and low enough
-// that neither the parser nor our recursive walks come near Node's stack (10,000-deep input
-// otherwise overflows it inside fast-xml-parser).
+// that our recursive walks (textOf, innerMarkup) stay far from Node's stack.
 const MAX_DEPTH = 256;
-
-// The five XML entities only; numeric references and HTML names (&eacute;) are left for
-// text.ts, which also handles them when double-escaped. Declared entities never get here
-// (hostile.ts), but the limits stay on as a second line for them: 64 declarations of ≤ 1 KB,
-// 10,000 expansions, 1 MB expanded. appliesTo "external" keeps the five built-ins out of the
-// count, or a real feed with 100k `&amp;` would hit it (fast-xml-parser 5.12.1 reads the option;
-// its .d.ts does not list it yet).
-const ENTITY_LIMITS = {
-  enabled: true,
-  maxEntityCount: 64,
-  maxEntitySize: 1024,
-  maxExpansionDepth: 4,
-  maxTotalExpansions: 10_000,
-  maxExpandedLength: 1_000_000,
-  appliesTo: "external",
-};
-
-const parser = new XMLParser({
-  preserveOrder: true,
-  ignoreAttributes: false,
-  attributeNamePrefix: "",
-  parseTagValue: false,
-  parseAttributeValue: false,
-  trimValues: false,
-  ignoreDeclaration: true,
-  ignorePiTags: true,
-  maxNestedTags: MAX_DEPTH,
-  processEntities: ENTITY_LIMITS,
-  htmlEntities: false,
-});
-
-type FxpNode = Record<string, unknown> & { ":@"?: Record<string, string> };
-
-interface Scope {
-  prefixes: Record<string, string>;
-  base?: string;
-}
-
-function splitName(name: string): [prefix: string, local: string] {
-  const i = name.indexOf(":");
-  return i === -1 ? ["", name] : [name.slice(0, i), name.slice(i + 1)];
-}
-
-function convert(node: FxpNode, parent: Scope): XmlNode | undefined {
-  const attrs = node[":@"] ?? {};
-  const name = Object.keys(node).find((k) => k !== ":@");
-  if (name === undefined) return undefined;
-  if (name === "#text") return String(node[name] ?? "");
-  const prefixes = { ...parent.prefixes };
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === "xmlns") prefixes[""] = v.trim();
-    else if (k.startsWith("xmlns:")) prefixes[k.slice(6)] = v.trim();
-  }
-  const xmlBase = attrs["xml:base"];
-  const base =
-    xmlBase !== undefined ? (resolveUrl(xmlBase, parent.base) ?? parent.base) : parent.base;
-  const [prefix, local] = splitName(name);
-  const scope = { prefixes, base };
-  const rawChildren = (node[name] as FxpNode[] | undefined) ?? [];
-  const children: XmlNode[] = [];
-  for (const child of rawChildren) {
-    const converted = convert(child, scope);
-    if (converted !== undefined) children.push(converted);
-  }
-  return { ns: prefixes[prefix] ?? USUAL_PREFIXES[prefix] ?? "", local, attrs, children, base };
-}
+// fast-xml-parser looked at most this far for an entity's ";" and kept "&" literal beyond it.
+const ENTITY_WINDOW = 32;
 
 const XML_NS = "http://www.w3.org/XML/1998/namespace";
+const ATTRIBUTE = /([^\s=]+)\s*(?:=\s*(?:"([^"]*)"|'([^']*)'))?/g;
+const SPACE = /\s/;
+
+/** What /\s/ matches, without a regex call for the ASCII letters of a name. */
+function isSpace(c: number): boolean {
+  if (c > 32 && c < 128) return false;
+  return c === 32 || (c >= 9 && c <= 13) || SPACE.test(String.fromCharCode(c));
+}
+
+type Prefixes = Record<string, string>;
+
+interface Frame {
+  el: XmlElement;
+  prefixes: Prefixes;
+}
+
+function notWellFormed(what: string): FeedParseError {
+  return new FeedParseError(`not well-formed XML: ${what}`);
+}
+
+/** A numeric reference XML forbids (NUL, a surrogate, C0 but tab/LF/CR) is dropped; others stay. */
+function forbiddenRef(token: string): boolean {
+  const hex = token.charCodeAt(1) === 120 || token.charCodeAt(1) === 88;
+  const cp = Number.parseInt(token.slice(hex ? 2 : 1), hex ? 16 : 10);
+  if (Number.isNaN(cp)) return false;
+  return (cp >= 0xd800 && cp <= 0xdfff) || (cp < 0x20 && cp !== 9 && cp !== 10 && cp !== 13);
+}
+
+const NAMED: Record<string, string> = { lt: "<", gt: ">", amp: "&", apos: "'", quot: '"' };
+
+/** The five XML entities decoded, left to right and once (`&amp;lt;` is `&lt;`). */
+function decodeXml(raw: string): string {
+  let amp = raw.indexOf("&");
+  if (amp === -1) return raw;
+  let out = "";
+  let last = 0;
+  while (amp !== -1) {
+    let semi = amp + 1;
+    const limit = Math.min(raw.length, amp + ENTITY_WINDOW + 2);
+    while (semi < limit && raw.charCodeAt(semi) !== 59) semi++;
+    if (semi === limit || semi === amp + 1) {
+      amp = raw.indexOf("&", amp + 1);
+      continue;
+    }
+    const token = raw.slice(amp + 1, semi);
+    const value =
+      token.charCodeAt(0) === 35 ? (forbiddenRef(token) ? "" : undefined) : NAMED[token];
+    if (value === undefined) {
+      amp = raw.indexOf("&", amp + 1);
+      continue;
+    }
+    out += raw.slice(last, amp) + value;
+    last = semi + 1;
+    amp = raw.indexOf("&", last);
+  }
+  return last === 0 ? raw : out + raw.slice(last);
+}
+
+/** Index of the ">" ending the tag that starts at `from`, quoted values skipped; -1 if none. */
+function tagClose(text: string, from: number): number {
+  for (let i = from; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 62) return i;
+    if (c === 34 || c === 39) {
+      i = text.indexOf(c === 34 ? '"' : "'", i + 1);
+      if (i === -1) return -1;
+    }
+  }
+  return -1;
+}
+
+function readAttributes(source: string): Record<string, string> | undefined {
+  let attrs: Record<string, string> | undefined;
+  ATTRIBUTE.lastIndex = 0;
+  for (let m = ATTRIBUTE.exec(source); m; m = ATTRIBUTE.exec(source)) {
+    const value = m[2] ?? m[3];
+    if (value === undefined) continue;
+    attrs ??= Object.create(null) as Record<string, string>;
+    attrs[m[1] as string] = decodeXml(value);
+  }
+  return attrs;
+}
+
+const NO_ATTRS: Record<string, string> = Object.freeze(Object.create(null));
 
 /** Parses well-enough-formed XML into a tree; throws FeedParseError for what is not XML. */
-export function parseXml(text: string, baseUrl?: string): XmlElement {
-  let top: FxpNode[];
-  try {
-    top = parser.parse(text) as FxpNode[];
-  } catch (err) {
-    const message = (err as Error).message;
-    if (/nested tags/i.test(message)) {
-      throw new FeedParseError(`elements nest deeper than ${MAX_DEPTH} levels`);
-    }
-    throw new FeedParseError(`not well-formed XML: ${message}`);
-  }
-  let root: XmlElement | undefined;
+export function parseXml(input: string, baseUrl?: string): XmlElement {
+  const text = input.includes("\r") ? input.replace(/\r\n?/g, "\n") : input;
+  const top: XmlNode[] = [];
+  const rootScope: Prefixes = Object.assign(Object.create(null), { xml: XML_NS });
+  const stack: Frame[] = [];
+  let el: XmlElement | undefined; // the innermost open element; undefined at the top level
+  let prefixes = rootScope;
+  let base = baseUrl;
   let rootName = "";
+  let pending = ""; // raw text since the last tag, comments cut out, entities still encoded
+
+  const flush = (into: XmlNode[]) => {
+    if (pending) into.push(decodeXml(pending));
+    pending = "";
+  };
+
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    const lt = text.indexOf("<", i);
+    if (lt === -1) break; // text after the last tag belongs to no element: dropped
+    if (lt > i) pending += text.slice(i, lt);
+    const c1 = text.charCodeAt(lt + 1);
+    if (c1 === 47) {
+      // "/": closes the innermost open element, as fast-xml-parser read it (names unchecked)
+      const gt = text.indexOf(">", lt + 2);
+      if (gt === -1) throw notWellFormed("an end tag is not closed");
+      flush(el ? el.children : top);
+      stack.pop();
+      const parent = stack[stack.length - 1];
+      el = parent?.el;
+      prefixes = parent?.prefixes ?? rootScope;
+      base = parent ? parent.el.base : baseUrl;
+      i = gt + 1;
+    } else if (c1 === 63) {
+      // "?": a processing instruction (or the XML declaration), ignored
+      const end = text.indexOf("?>", lt + 2);
+      if (end === -1) throw notWellFormed("a processing instruction is not closed");
+      flush(el ? el.children : top);
+      i = end + 2;
+    } else if (c1 === 33 && text.startsWith("--", lt + 2)) {
+      const end = text.indexOf("-->", lt + 4);
+      if (end === -1) throw notWellFormed("a comment is not closed");
+      i = end + 3;
+    } else if (c1 === 33 && text.charCodeAt(lt + 2) === 91) {
+      // "<![": CDATA, kept as it is written
+      const end = text.indexOf("]]>", lt + 3);
+      if (end === -1) throw notWellFormed("a CDATA section is not closed");
+      flush(el ? el.children : top);
+      (el ? el.children : top).push(text.slice(lt + 9, end));
+      i = end + 3;
+    } else if (c1 === 33 && text.slice(lt + 2, lt + 9).toUpperCase() === "DOCTYPE") {
+      if (el || top.length > 0) {
+        throw new FeedParseError(
+          "a DOCTYPE appears after the root element started; XML forbids it",
+        );
+      }
+      pending = "";
+      i = doctypeEnd(text, lt);
+    } else {
+      const gt = tagClose(text, lt + 1);
+      if (gt === -1) throw notWellFormed("a start tag is not closed");
+      let end = gt;
+      const selfClosing = text.charCodeAt(gt - 1) === 47 && gt - 1 > lt;
+      if (selfClosing) end = gt - 1;
+      let nameEnd = lt + 1;
+      while (nameEnd < end && !isSpace(text.charCodeAt(nameEnd))) nameEnd++;
+      const name = text.slice(lt + 1, nameEnd);
+      const attrs = nameEnd < end ? readAttributes(text.slice(nameEnd + 1, end)) : undefined;
+      if (el) flush(el.children);
+      pending = "";
+      let scope = prefixes;
+      let elBase = base;
+      if (attrs) {
+        for (const key in attrs) {
+          if (key === "xmlns" || key.startsWith("xmlns:")) {
+            if (scope === prefixes) scope = Object.assign(Object.create(null), prefixes);
+            scope[key === "xmlns" ? "" : key.slice(6)] = (attrs[key] as string).trim();
+          }
+        }
+        const xmlBase = attrs["xml:base"];
+        if (xmlBase !== undefined) elBase = resolveUrl(xmlBase, base) ?? base;
+      }
+      const colon = name.indexOf(":");
+      const prefix = colon === -1 ? "" : name.slice(0, colon);
+      const child: XmlElement = {
+        ns: scope[prefix] ?? USUAL_PREFIXES[prefix] ?? "",
+        local: colon === -1 ? name : name.slice(colon + 1),
+        attrs: attrs ?? NO_ATTRS,
+        children: [],
+        base: elBase,
+      };
+      if (!el && !rootName) rootName = name || "?";
+      (el ? el.children : top).push(child);
+      if (!selfClosing) {
+        if (stack.length >= MAX_DEPTH) {
+          throw new FeedParseError(`elements nest deeper than ${MAX_DEPTH} levels`);
+        }
+        stack.push({ el: child, prefixes: scope });
+        el = child;
+        prefixes = scope;
+        base = elBase;
+      }
+      i = gt + 1;
+    }
+  }
+
+  let root: XmlElement | undefined;
   for (const node of top) {
-    const converted = convert(node, { prefixes: { xml: XML_NS }, base: baseUrl });
-    if (typeof converted === "string") {
-      if (converted.trim()) throw new FeedParseError("not XML: text outside the root element");
-    } else if (converted && !root) {
-      root = converted;
-      rootName = Object.keys(node).find((k) => k !== ":@") ?? "";
+    if (typeof node === "string") {
+      if (node.trim()) throw new FeedParseError("not XML: text outside the root element");
+    } else if (!root) {
+      root = node;
     }
   }
   if (!root) throw new FeedParseError("not XML: no root element");
@@ -121,19 +244,28 @@ export function parseXml(text: string, baseUrl?: string): XmlElement {
   return root;
 }
 
-// fast-xml-parser accepts a document that stops mid-element, which is what a body cut off by
-// the size cap or a dropped connection looks like; its last entry would be half an entry. So the
-// root's end tag must be there, unless the root closed itself (`<rss/>`). Junk after the end tag
-// is ignored, as Go's decoder (gofeed, miniflux) ignores it.
+// A document that stops mid-element is what a body cut off by the size cap or a dropped
+// connection looks like; its last entry would be half an entry. So the root's end tag must be
+// there, unless the root closed itself (`<rss/>`). Junk after the end tag is ignored, as Go's
+// decoder (gofeed, miniflux) ignores it. Searched from the end, where it is.
 function closesRoot(text: string, root: XmlElement, rootName: string): boolean {
   if (root.children.length === 0 && /\/>\s*$/.test(text.slice(-4096))) return true;
-  return new RegExp(`</${rootName.replace(/[.]/g, "\\.")}\\s*>`).test(text);
+  const close = `</${rootName}`;
+  for (let at = text.lastIndexOf(close); at !== -1; at = text.lastIndexOf(close, at - 1)) {
+    if (/^\s*>/.test(text.slice(at + close.length, at + close.length + 64))) return true;
+    if (at === 0) break;
+  }
+  return false;
 }
 
 /** All text inside an element, tags dropped, in document order. */
 export function textOf(el: XmlElement | undefined): string {
   if (!el) return "";
-  return el.children.map((c) => (typeof c === "string" ? c : textOf(c))).join("");
+  const kids = el.children;
+  if (kids.length === 1 && typeof kids[0] === "string") return kids[0];
+  let out = "";
+  for (const c of kids) out += typeof c === "string" ? c : textOf(c);
+  return out;
 }
 
 export function elements(el: XmlElement): XmlElement[] {
@@ -146,8 +278,12 @@ export function childrenNamed(
   ns: string | readonly string[],
   local: string,
 ): XmlElement[] {
-  const spaces = typeof ns === "string" ? [ns] : ns;
-  return elements(el).filter((c) => c.local === local && spaces.includes(c.ns));
+  const out: XmlElement[] = [];
+  for (const c of el.children) {
+    if (typeof c === "string" || c.local !== local) continue;
+    if (typeof ns === "string" ? c.ns === ns : ns.includes(c.ns)) out.push(c);
+  }
+  return out;
 }
 
 export function child(
@@ -155,5 +291,9 @@ export function child(
   ns: string | readonly string[],
   local: string,
 ): XmlElement | undefined {
-  return childrenNamed(el, ns, local)[0];
+  for (const c of el.children) {
+    if (typeof c === "string" || c.local !== local) continue;
+    if (typeof ns === "string" ? c.ns === ns : ns.includes(c.ns)) return c;
+  }
+  return undefined;
 }
