@@ -57,7 +57,7 @@ export default defineConfig({
       SIMULATOR_PORT: String(simulatorPort),
       // The simulator's story API delivers its signed webhooks back to this server.
       WIREWATCH_URL: E2E_BASE_URL,
-      // Stage faults for "make a stage fail" (lib/chaos.ts, e2e/fixtures/admin.ts).
+      // Stage faults for "make a stage fail" (workers/chaos/chaos.ts, e2e/fixtures/admin.ts).
       WIREWATCH_CHAOS: "on",
       // Admin actions need a login, so the specs go through /login (e2e/fixtures/admin.ts).
       ADMIN_PASSWORD: E2E_ADMIN_PASSWORD,

@@ -4,7 +4,7 @@ export interface BreakerConfig {
    * Consecutive failed requests before the breaker opens, counted once per poll after its body is
    * read (a 200 that did not parse is one; a 503 poll with its two retries is three). 5: two polls
    * whose retries all failed, or five single failures in a row with no success between, is a
-   * source that is down; a failing source is polled again within 30 s (schedule/nextPoll.ts), so
+   * source that is down; a failing source is polled again within 30 s (lib/schedule/nextPoll.ts), so
    * it opens within about 2 minutes, a source that never answers included (docs/decisions/012).
    */
   threshold: number;

@@ -97,7 +97,7 @@ const schema = z.object({
    */
   FEED_MAX_ENTRIES: z.coerce.number().int().min(1).max(1_000_000).default(2_000),
   /**
-   * Fault injection for end-to-end tests (lib/chaos.ts, POST /api/chaos): on lets an admin make
+   * Fault injection for end-to-end tests (workers/chaos/chaos.ts, POST /api/chaos): on lets an admin make
    * a stage fail for a source; off (the default) hides the API and nothing can be set.
    */
   WIREWATCH_CHAOS: z.enum(["off", "on"]).default("off"),

@@ -2,7 +2,7 @@ import { logger } from "./logger";
 
 /**
  * Typed lifecycle events: business code says what happened, once, at the place it happened;
- * metrics (lib/metrics.ts), logs and the dashboard's live state subscribe. Business code never
+ * metrics (lib/metrics/subscriptions.ts), logs and the dashboard's live state subscribe. Business code never
  * imports prom-client.
  *
  * emit() cannot throw and never waits: a subscriber that throws (or rejects) is logged and the
@@ -153,7 +153,7 @@ function subscriberFailed(event: EventName, err: unknown): void {
 
 /**
  * The labels of a delivery given to the writer, read defensively: a rejected delivery may have
- * no source, or a URL where the source id belongs. lib/metrics.ts bounds the values again.
+ * no source, or a URL where the source id belongs. lib/metrics bounds the values again.
  */
 export function deliveryLabels(input: unknown): {
   source: string;

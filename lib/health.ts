@@ -1,4 +1,4 @@
-import { MIN_POLL_SECONDS } from "@/workers/schedule/nextPoll";
+import { MIN_POLL_SECONDS } from "@/lib/schedule/nextPoll";
 /**
  * A source's health, from what its collectors report. Connection activity (keepalives, 304s,
  * connects) is kept apart from content arrival (seed 000), so a quiet news period and a stalled

@@ -95,7 +95,31 @@ describe("metrics from events and the database", () => {
       durationSeconds: 0.12,
     });
     emit("buffer:waited", { stage: "store" });
-    emit("lease:reclaimed", { stage: "fetch", count: 2 });
+    emit("job:claimed", { queue: "fetch", workerId: "w1", count: 3, reclaimed: 2, waitsMs: [] });
+    emit("job:completed", { queue: "fetch", durationMs: 12, rescheduled: false });
+    emit("job:failed", { queue: "fetch", attempt: 1, retryInSeconds: 5, error: "boom" });
+    emit("job:expired", {
+      queue: "fetch",
+      count: 2,
+      parked: 1,
+      leaseAgesMs: [31_000, 32_000],
+      workerId: "w2",
+    });
+    emit("breaker:opened", {
+      source: "meridian",
+      code: "http_5xx",
+      failures: 5,
+      openForSeconds: 60,
+      reopened: false,
+    });
+    emit("stream:connected", { source: "wire", collector: "A" });
+    emit("stream:events", { source: "wire", collector: "A", count: 7 });
+    emit("stream:disconnected", {
+      source: "wire",
+      collector: "A",
+      code: "reset",
+      connectedSeconds: 9,
+    });
     const { body } = await scrape({ database: async () => db });
     expect(body).toMatch(
       /wirewatch_observations_total\{source="wire",collector="A",origin="primary",result="inserted"\} 1/,
@@ -105,6 +129,16 @@ describe("metrics from events and the database", () => {
     );
     expect(body).toMatch(/wirewatch_backpressure_waits_total\{stage="store"\} 1/);
     expect(body).toMatch(/wirewatch_leases_reclaimed_total\{stage="fetch"\} 2/);
+    expect(body).toMatch(/wirewatch_queue_jobs_total\{stage="fetch",outcome="completed"\} 1/);
+    expect(body).toMatch(/wirewatch_queue_jobs_total\{stage="fetch",outcome="failed"\} 1/);
+    expect(body).toMatch(/wirewatch_queue_jobs_total\{stage="fetch",outcome="expired"\} 2/);
+    expect(body).toMatch(/wirewatch_queue_jobs_total\{stage="fetch",outcome="dead"\} 1/);
+    expect(body).toMatch(/wirewatch_breaker_transitions_total\{to="open"\} 1/);
+    expect(body).toMatch(/wirewatch_stream_connections_total\{source="wire",collector="A"\} 1/);
+    expect(body).toMatch(/wirewatch_stream_events_total\{source="wire",collector="A"\} 7/);
+    expect(body).toMatch(
+      /wirewatch_stream_disconnects_total\{source="wire",collector="A",code="reset"\} 1/,
+    );
     expect(body).toMatch(/wirewatch_dlq_depth\{stage="fetch"\} 1/);
     expect(body).toMatch(/wirewatch_dlq_oldest_age_seconds\{stage="fetch"\} 7[12]\d\d/);
     expect(body).toMatch(/wirewatch_breaker_state\{source="meridian"\} 2/);
@@ -334,7 +368,7 @@ describe("metrics from events and the database", () => {
       const name = (l.match(/^[a-z_]+/)?.[0] ?? "").replace(/_(bucket|sum|count)$/, "");
       byMetric.set(name, (byMetric.get(name) ?? 0) + 1);
     }
-    // The stated bound: LIMITS.series label sets per metric plus the folded ones (see lib/metrics.ts).
+    // The stated bound: LIMITS.series label sets per metric plus the folded ones (see lib/metrics/labels.ts).
     const folded = 4 * 6 + 1; // at most origins × results (+ "unknown" origin) for observations
     for (const [name, n] of byMetric) {
       if (name === "wirewatch_queue_lag_seconds" || name === "wirewatch_fetch_duration_seconds")

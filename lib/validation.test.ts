@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { parseDeadLetterFilter } from "@/workers/queue/deadLetters/filter";
 import { id, isId, MAX_INT64, text, textProblem } from "./validation";
 
 describe("text()", () => {
@@ -41,17 +40,5 @@ describe("id()", () => {
     expect(id("a job id").safeParse("9223372036854775808").error?.issues[0]?.message).toBe(
       "must be a job id (1 to 9223372036854775807)",
     );
-  });
-});
-
-describe("the dead-letter filter (library and CLI) uses them", () => {
-  it("refuses a NUL or a lone surrogate in queue, sourceId and code, naming the field", () => {
-    expect(() => parseDeadLetterFilter({ queue: "fetch\u0000" })).toThrow(
-      /queue: must not contain a NUL/,
-    );
-    expect(() => parseDeadLetterFilter({ sourceId: "\uD800" })).toThrow(
-      /sourceId: must be valid Unicode/,
-    );
-    expect(() => parseDeadLetterFilter({ code: "\u0000" })).toThrow(/code: must not contain a NUL/);
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sourceHealth } from "@/lib/health";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 import { type Simulator, startSimulator } from "@/simulator/server";
-import { sourceHealth } from "@/workers/collectors/health";
 import { type SourceRef, toSourceRef } from "@/workers/collectors/sourceRef";
 import { sourceSchema } from "@/workers/sources/sourcesFile";
 import { syncSources } from "@/workers/sources/syncSources";

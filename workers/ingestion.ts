@@ -5,6 +5,7 @@ import { type Simulator, startSimulator } from "@/simulator/server";
 import { loadSourcesFile, type SourceConfig, sourceSchema } from "@/workers/sources/sourcesFile";
 import { syncSources } from "@/workers/sources/syncSources";
 import { startWorkers, type Workers } from "./index";
+import { forfeitLeases } from "./queue/forfeitLeases";
 import { sweep } from "./queue/sweep";
 
 export interface Ingestion {
@@ -98,8 +99,7 @@ export function ingestionRunsInline(settings: Config = config()): boolean {
  * streams unwatched for a lease, and those workers are marked stopped.
  */
 export async function reclaimAbandonedLeases(db: Database): Promise<void> {
-  const expired = await db.prisma.$executeRaw`
-    UPDATE jobs SET lease_expires_at = now() - interval '1 millisecond' WHERE state = 'leased'`;
+  const expired = await forfeitLeases(db);
   if (expired > 0) {
     const swept = await sweep(db);
     logger().info({ expired, ...swept }, "leases of a previous run reclaimed");

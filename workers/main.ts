@@ -1,15 +1,15 @@
 import { ConfigError, config } from "@/lib/config";
 import { getDb } from "@/lib/db";
+import { ingestionStatus } from "@/lib/ingestionStatus";
 import { logger } from "@/lib/logger";
 import { serveMetrics } from "@/lib/metrics";
-import { ingestionStatus } from "./ingestionStatus";
 import { assertNamedSourcesFileExists } from "./sources/sourcesFile";
 import { superviseIngestion } from "./superviseIngestion";
 
 // `npm run workers`: ingestion in its own process, for PostgreSQL deployments where the web app
 // runs with WIREWATCH_WORKERS=off. SIGTERM/SIGINT stop collecting, then close the database.
 // `-- --metrics-port N [--metrics-host H]` serves this process's own metrics at /metrics
-// (lib/metrics.ts: counters only; the web app exports the database-derived ones).
+// (lib/metrics: counters only; the web app exports the database-derived ones).
 
 async function main(): Promise<void> {
   const log = logger();

@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { checkHealth } from "@/app/api/health/checkHealth";
 import { type Database, openDatabase } from "@/lib/db";
+import { ingestionStatus } from "@/lib/ingestionStatus";
 import { sleep } from "@/lib/sleep";
 import { privatePostgresOrSkip } from "@/lib/testing/privatePostgres";
-import { ingestionStatus } from "./ingestionStatus";
 import type { Supervisor } from "./superviseIngestion";
 
 // This file stops and starts PostgreSQL, so it runs on a cluster of its own. The server reads

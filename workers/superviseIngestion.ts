@@ -1,8 +1,8 @@
 import type { Database } from "@/lib/db";
+import { setIngestionElsewhere, setIngestionState } from "@/lib/ingestionStatus";
 import { logger } from "@/lib/logger";
 import { sleep } from "@/lib/sleep";
 import { type Ingestion, startIngestion } from "./ingestion";
-import { setIngestionElsewhere, setIngestionState } from "./ingestionStatus";
 import { SourcesFileError, SourcesFileMissingError } from "./sources/sourcesFile";
 
 export interface SuperviseOptions {

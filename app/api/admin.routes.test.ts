@@ -217,7 +217,7 @@ describe("repair route", () => {
 describe("chaos route", () => {
   it("refused without a session; allowed sets a fault (and enqueues probes), clears; both audited", async () => {
     const { POST, GET } = await import("./chaos/route");
-    const { listChaos, throwIfChaos } = await import("@/lib/chaos");
+    const { listChaos, throwIfChaos } = await import("@/workers/chaos/chaos");
     const body = { action: "set", stage: "fetch", sourceId: "probe-src", probes: 2 };
     expect((await POST(post("/api/chaos", body, false))).status).toBe(401);
     expect(listChaos()).toEqual([]);
@@ -244,22 +244,23 @@ describe("chaos route", () => {
 describe("chaos probes", () => {
   it("tell a probe that ran and succeeded (gone, one claim more than failures) from one still due", async () => {
     const { POST, GET } = await import("./chaos/route");
-    const { enqueueChaosProbes } = await import("@/lib/chaos");
+    const { enqueueChaosProbes } = await import("@/workers/chaos/chaos");
     const { claim } = await import("@/workers/queue/claim");
     const { complete } = await import("@/workers/queue/complete");
     const { fail } = await import("@/workers/queue/fail");
     const { toJobError } = await import("@/workers/queue/jobError");
+    const { release } = await import("@/workers/queue/release");
     const [done, failed, waiting] = await enqueueChaosProbes(db, "fate-src", 3);
     const claimed = await claim(db, "fetch", "w", 10, 30);
     const byId = new Map(claimed.map((c) => [c.lease.id, c]));
     const failedJob = byId.get(failed as string);
     const doneJob = byId.get(done as string);
-    if (!failedJob || !doneJob) throw new Error("probes not claimed");
+    const waitingJob = byId.get(waiting as string);
+    if (!failedJob || !doneJob || !waitingJob) throw new Error("probes not claimed");
     await fail(db, "w", failedJob, toJobError(new Error("chaos")));
     await complete(db, [doneJob.lease]);
-    // The third is handed back unrun, as a stopping worker would.
-    await db.prisma.$executeRaw`
-      UPDATE jobs SET state = 'ready', lease_token = NULL WHERE id = ${waiting}::bigint`;
+    // The third is handed back unrun, as a stopping worker does.
+    await release(db, "w", [waitingJob.lease]);
     const res = await GET(get(`/api/chaos?probes=${done},${failed},${waiting}`));
     expect(res.status).toBe(200);
     expect((await res.json()).probes).toEqual([

@@ -1,13 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { AUDIT_ACTIONS } from "@/workers/queue/deadLetters/audit";
-import { KNOWN_AUDIT_ACTIONS } from "./audit";
+import { DEAD_LETTER_AUDIT_ACTIONS, KNOWN_AUDIT_ACTIONS } from "./audit";
 import { REPAIR_ACTIONS } from "./repairs";
 import { SOURCE_AUDIT_ACTIONS } from "./sources";
 
 describe("KNOWN_AUDIT_ACTIONS (the Audit page's action filter)", () => {
   it("offers every action the admin operations write, each once", () => {
     const written = [
-      ...Object.values(AUDIT_ACTIONS),
+      ...Object.values(DEAD_LETTER_AUDIT_ACTIONS),
       ...Object.values(REPAIR_ACTIONS),
       ...Object.values(SOURCE_AUDIT_ACTIONS),
       "chaos.set",

@@ -1,11 +1,16 @@
 import type { Database } from "@/lib/db";
-import { AUDIT_ACTIONS as DEAD_LETTER_AUDIT_ACTIONS } from "@/workers/queue/deadLetters/audit";
 import { REPAIR_ACTIONS } from "./repairs";
 import { SOURCE_AUDIT_ACTIONS } from "./sources";
 
 /** The admin_audit log for the Audit page: newest first, keyset-paged by id. */
 
-/** The chaos route's actions (app/api/chaos writes them with writeAudit). */
+/** The dead-letter operations' actions (workers/queue/deadLetters). */
+export const DEAD_LETTER_AUDIT_ACTIONS = {
+  requeue: "dead_letters.requeue",
+  discard: "dead_letters.discard",
+} as const;
+
+/** The chaos route's actions (app/api/chaos writes them with workers/admin/audit.ts writeAudit). */
 export const CHAOS_AUDIT_ACTIONS = { set: "chaos.set", clear: "chaos.clear" } as const;
 
 /**
@@ -68,30 +73,4 @@ export async function listAudit(
     entries,
     nextBefore: rows.length > take ? (entries[entries.length - 1]?.id ?? null) : null,
   };
-}
-
-/** One audit row (for actions outside the dead-letter library, which audits itself). */
-export async function writeAudit(
-  db: Database,
-  row: {
-    actor: string;
-    action: string;
-    target?: object;
-    dryRun?: boolean;
-    affected?: number;
-    detail?: object;
-  },
-): Promise<string> {
-  const created = await db.prisma.adminAudit.create({
-    data: {
-      actor: row.actor,
-      action: row.action,
-      target: row.target ?? {},
-      dryRun: row.dryRun ?? false,
-      affected: row.affected ?? 0,
-      ...(row.detail ? { detail: row.detail } : {}),
-    },
-    select: { id: true },
-  });
-  return created.id.toString();
 }

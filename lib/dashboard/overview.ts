@@ -1,12 +1,13 @@
 import { type Config, config } from "@/lib/config";
 import type { Database } from "@/lib/db";
-import { HEALTH_STATES, type HealthState } from "@/workers/collectors/health";
+import { HEALTH_STATES, type HealthState } from "@/lib/health";
 import {
   type IngestionState,
   type IngestionStatus,
   ingestionStatus,
   ingestionUnhealthy,
-} from "@/workers/ingestionStatus";
+} from "@/lib/ingestionStatus";
+import { claimWindows } from "./claimStats";
 import { listSources } from "./sources";
 
 export type Level = "ok" | "amber" | "red";
@@ -93,7 +94,7 @@ const level = (value: number | null, amber: number, red: number): Level =>
 /**
  * Health at a glance: levels judged on the last 5 minutes, figures shown for the hour beside
  * them, each read a bounded range of an indexed time column (news_events.received_at,
- * lease_events.at, fetch_attempts.started_at) or a partial index (dead jobs), so the page costs
+ * queue_claim_stats.minute, fetch_attempts.started_at) or a partial index (dead jobs), so the page costs
  * the same on a million rows as on a hundred.
  */
 export async function overview(
@@ -112,14 +113,7 @@ export async function overview(
       FROM news_events
       WHERE received_at >= ${from} AND received_at <= ${now}
       GROUP BY 1 ORDER BY 1`,
-    db.prisma.$queryRaw<{ queue: string; claims: number; p50: number; p99: number }[]>`
-      SELECT queue, count(*)::int AS claims,
-             percentile_cont(0.5) WITHIN GROUP (ORDER BY wait_ms)::float8 AS p50,
-             percentile_cont(0.99) WITHIN GROUP (ORDER BY wait_ms)::float8 AS p99
-      FROM lease_events
-      WHERE at >= ${from} AND at <= ${now}
-        AND kind IN ('claimed', 'reclaimed') AND wait_ms IS NOT NULL
-      GROUP BY queue ORDER BY queue`,
+    claimWindows(db, { from, now }),
     db.prisma.$queryRaw<{ queue: string; count: number }[]>`
       SELECT queue, count(*)::int AS count FROM jobs WHERE state = 'dead'
       GROUP BY queue ORDER BY queue`,
@@ -165,8 +159,8 @@ export async function overview(
   const stages = lag.map((r) => ({
     queue: r.queue,
     claims: r.claims,
-    p50Ms: Math.round(r.p50),
-    p99Ms: Math.round(r.p99),
+    p50Ms: r.p50Ms,
+    p99Ms: r.p99Ms,
   }));
   const worstP99Seconds = stages.length ? Math.max(...stages.map((s) => s.p99Ms)) / 1000 : null;
 

@@ -1,4 +1,6 @@
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seedClaimStats } from "@/lib/testing/claimStats";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 import { queuesView } from "./queues";
 import { minutesBefore } from "./testing";
@@ -19,10 +21,18 @@ beforeAll(async () => {
       { queue: "stream", key: "e", runAt: past },
     ],
   });
-  await db.prisma.$executeRaw`
-    INSERT INTO jobs (queue, key, state, lease_token, lease_owner, leased_at, lease_expires_at, attempts)
-    VALUES ('stream', 'f', 'leased', gen_random_uuid(), 'w1', now() - interval '20 seconds',
-            now() + interval '40 seconds', 1)`;
+  await db.prisma.job.create({
+    data: {
+      queue: "stream",
+      key: "f",
+      state: "leased",
+      leaseToken: randomUUID(),
+      leaseOwner: "w1",
+      leasedAt: new Date(now.getTime() - 20_000),
+      leaseExpiresAt: new Date(now.getTime() + 40_000),
+      attempts: 1,
+    },
+  });
   const ev = (
     kind: string,
     leaseAgeMs: number,
@@ -39,16 +49,19 @@ beforeAll(async () => {
   });
   await db.prisma.leaseEvent.createMany({
     data: [
-      ev("claimed", 0, 50, 100),
-      ev("claimed", 0, 50, 300),
-      ev("claimed", 0, 5, 2_000),
-      ev("claimed", 0, 120, 9_999_999), // outside the hour
       ev("expired", 45_000, 10),
       ev("reclaimed", 46_000, 10, 50),
       ev("released", 500, 3),
       ev("released", 400_000, 3),
     ],
   });
+  // Claims as the claim statement rolls them up, the reclaim of 10 minutes ago among them.
+  const claims = (minutesAgo: number, waitsMs: number[], reclaimed = 0) =>
+    seedClaimStats(db, { queue: "fetch", at: minutesBefore(now, minutesAgo), waitsMs, reclaimed });
+  await claims(50, [100, 300]);
+  await claims(10, [50], 1);
+  await claims(5, [2_000]);
+  await claims(120, [9_999_999]); // outside the hour
   await db.prisma.queueWorker.create({
     data: { id: "w1", host: "h", pid: 1, queues: ["fetch", "stream"], claimed: 3n, inFlight: 1 },
   });

@@ -1,5 +1,6 @@
 import type { Database } from "@/lib/db";
-import { listWorkers, type WorkerRow } from "@/workers/queue/workerState";
+import { claimWindows } from "./claimStats";
+import { listWorkers, type WorkerRow } from "./workers";
 
 const HOUR_MS = 3_600_000;
 
@@ -55,7 +56,7 @@ export interface QueuesView {
       total: number;
     }[];
   };
-  /** Most recently seen first; `lost`: running or draining but silent for 30 s (workerState.ts). */
+  /** Most recently seen first; `lost`: running or draining but silent for 30 s (./workers.ts). */
   workers: WorkerRow[];
 }
 
@@ -66,7 +67,8 @@ export function bucketSecondsFor(hours: number): number {
 
 /**
  * The queues' state. Depth is three counts over the jobs table's partial indexes (ready, leased,
- * dead), never over archived rows; everything over time reads a bounded range of
+ * dead), never over archived rows; claims and their waits over time read the per-minute rollup
+ * (queue_claim_stats, ./claimStats.ts), lease expiries, reclaims and releases a bounded range of
  * lease_events_at_idx; leases in flight and workers are capped lists.
  */
 export async function queuesView(
@@ -104,18 +106,7 @@ export async function queuesView(
         SELECT queue, 0, 0, 0, count(*), NULL FROM jobs WHERE state = 'dead' GROUP BY queue
       ) d
       GROUP BY queue ORDER BY queue`,
-    db.prisma.$queryRaw<
-      { queue: string; bucket: number; claims: number; p50: number; p99: number }[]
-    >`
-      SELECT queue,
-             floor(extract(epoch FROM at) / ${bucketSeconds})::int AS bucket,
-             count(*)::int AS claims,
-             percentile_cont(0.5) WITHIN GROUP (ORDER BY wait_ms)::float8 AS p50,
-             percentile_cont(0.99) WITHIN GROUP (ORDER BY wait_ms)::float8 AS p99
-      FROM lease_events
-      WHERE at >= ${from} AND at <= ${now}
-        AND kind IN ('claimed', 'reclaimed') AND wait_ms IS NOT NULL
-      GROUP BY 1, 2 ORDER BY 1, 2`,
+    claimWindows(db, { from, now, bucketSeconds }),
     db.prisma.$queryRaw<
       {
         id: string;
@@ -160,12 +151,7 @@ export async function queuesView(
   const byQueue = new Map<string, QueuesView["lag"][number]["points"]>();
   for (const r of lag) {
     const points = byQueue.get(r.queue) ?? [];
-    points.push({
-      t: r.bucket * bucketSeconds * 1000,
-      claims: r.claims,
-      p50Ms: Math.round(r.p50),
-      p99Ms: Math.round(r.p99),
-    });
+    points.push({ t: r.t, claims: r.claims, p50Ms: r.p50Ms, p99Ms: r.p99Ms });
     byQueue.set(r.queue, points);
   }
 

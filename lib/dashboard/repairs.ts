@@ -1,11 +1,9 @@
 import type { Database } from "@/lib/db";
-import { logger } from "@/lib/logger";
-import { repairFromAudit } from "@/workers/repair/repairFromAudit";
 
 /**
- * Repairs from the dashboard: start one in this process in the background, and read runs and
- * their field-by-field diffs back from repair_runs / repair_changes, which the run writes as it
- * goes (rows_examined after every batch of 500), so the page polls the database for progress.
+ * Repairs on the dashboard: runs and their field-by-field diffs read back from repair_runs /
+ * repair_changes, which a run (started by workers/admin/repairs.ts) writes as it goes
+ * (rows_examined after every batch of 500), so the page polls the database for progress.
  */
 
 export const REPAIR_ACTIONS = { dryRun: "repairs.dry_run", apply: "repairs.apply" } as const;
@@ -35,95 +33,16 @@ export interface RepairChangeView {
   diff: Record<string, { from: unknown; to: unknown }>;
 }
 
-const state = globalThis as unknown as { wirewatchRepair?: { runId: string | null } };
-
-export class RepairBusyError extends Error {
-  constructor(readonly runId: string | null) {
-    super(`a repair is already running${runId ? ` (run ${runId})` : ""}; one at a time`);
-    this.name = "RepairBusyError";
-  }
-}
+/**
+ * The repair this process is running, if any: set by the run's start (workers/admin/repairs.ts),
+ * read by the views below (a "running" row no process runs was interrupted). On globalThis so
+ * route handlers and instrumentation in one Next.js process see one value.
+ */
+export const repairSlot = globalThis as unknown as { wirewatchRepair?: { runId: string | null } };
 
 /** The run this process is running now, if any. */
 export function activeRepairRunId(): string | null {
-  return state.wirewatchRepair?.runId ?? null;
-}
-
-/**
- * Starts a repair (dry run or apply) in the background and returns its run id once the run's
- * row exists. One at a time per process: a second start while one runs is refused. Every start
- * writes an admin_audit row (repairs.dry_run / repairs.apply) naming the run; when the run ends
- * the same row gets the count it changed (or would change) and how it ended.
- */
-export async function startRepair(
-  db: Database,
-  { dryRun, actor }: { dryRun: boolean; actor: string },
-): Promise<{ runId: string; auditId: string }> {
-  if (state.wirewatchRepair) throw new RepairBusyError(state.wirewatchRepair.runId);
-  const slot: { runId: string | null } = { runId: null };
-  state.wirewatchRepair = slot;
-  try {
-    const before = await db.prisma.repairRun.aggregate({ _max: { id: true } });
-    const floor = before._max.id ?? 0n;
-    let failure: unknown = null;
-    const running = repairFromAudit(db, { dryRun, actor })
-      .catch((err) => {
-        failure = err;
-        return null;
-      })
-      .finally(() => {
-        if (state.wirewatchRepair === slot) state.wirewatchRepair = undefined;
-      });
-    // repairFromAudit counts the rows, then creates its run row; wait for that row (it is the
-    // newest of this actor, and no other run starts meanwhile in this process).
-    let run: { id: bigint } | null = null;
-    for (let waited = 0; !run; waited += 25) {
-      run = await db.prisma.repairRun.findFirst({
-        where: { id: { gt: floor }, actor, dryRun },
-        orderBy: { id: "desc" },
-        select: { id: true },
-      });
-      if (run) break;
-      if (failure) throw failure;
-      if (waited > 30_000) throw new Error("repair: the run did not start within 30 s");
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    slot.runId = run.id.toString();
-    const audit = await db.prisma.adminAudit.create({
-      data: {
-        actor,
-        action: dryRun ? REPAIR_ACTIONS.dryRun : REPAIR_ACTIONS.apply,
-        target: { runId: slot.runId },
-        dryRun,
-        affected: 0,
-        detail: { status: "running" },
-      },
-      select: { id: true },
-    });
-    void running.then(async (report) => {
-      const ended = await db.prisma.repairRun.findUnique({ where: { id: run.id } });
-      await db.prisma.adminAudit
-        .update({
-          where: { id: audit.id },
-          data: {
-            affected: report?.changed ?? 0,
-            detail: {
-              status: ended?.status ?? (report ? "finished" : "failed"),
-              examined: report?.examined ?? ended?.rowsExamined ?? 0,
-              changed: report?.changed ?? ended?.rowsChanged ?? 0,
-              skipped: report?.skipped ?? 0,
-              ...(failure ? { error: String((failure as Error).message ?? failure) } : {}),
-            },
-          },
-        })
-        .catch((err) => logger().error({ err }, "repair: audit row not updated"));
-      if (failure) logger().error({ err: failure, runId: slot.runId }, "repair failed");
-    });
-    return { runId: slot.runId, auditId: audit.id.toString() };
-  } catch (err) {
-    if (state.wirewatchRepair === slot && slot.runId === null) state.wirewatchRepair = undefined;
-    throw err;
-  }
+  return repairSlot.wirewatchRepair?.runId ?? null;
 }
 
 type RunRow = {

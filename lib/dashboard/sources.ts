@@ -1,16 +1,9 @@
+import { DEFAULT_BREAKER } from "@/lib/breaker";
 import type { Database } from "@/lib/db";
-import { Prisma } from "@/lib/generated/prisma/client";
-import {
-  expectedActivitySeconds,
-  GAPS_TO_LEARN,
-  type Health,
-  sourceHealth,
-} from "@/workers/collectors/health";
-import { DEFAULT_BREAKER } from "@/workers/fetcher/breaker/config";
-import { JOBS_CHANNEL } from "@/workers/queue/enqueue";
-import { nextPollSeconds } from "@/workers/schedule/nextPoll";
-import { pollingNote } from "@/workers/schedule/pollNote";
-import { syncFrontier } from "@/workers/stages/frontier";
+import type { Prisma } from "@/lib/generated/prisma/client";
+import { expectedActivitySeconds, GAPS_TO_LEARN, type Health, sourceHealth } from "@/lib/health";
+import { nextPollSeconds } from "@/lib/schedule/nextPoll";
+import { pollingNote } from "@/lib/schedule/pollNote";
 
 /** Sparkline buckets: 12 × 5 min covers the last hour and keeps a table cell readable. */
 const BUCKET_SECONDS = 300;
@@ -191,7 +184,7 @@ function toRow(s: SourceWithState, series: RatePoint[], now: Date): SourceRow {
 
 /**
  * When a closed, failing breaker opens if the source keeps failing: its next poll (already
- * scheduled) and then each failed poll's recheck (workers/schedule/nextPoll.ts, without its
+ * scheduled) and then each failed poll's recheck (lib/schedule/nextPoll.ts, without its
  * jitter) until the threshold, as if each poll failed once: the latest it opens (a poll whose
  * retries fail too brings it nearer, each failed request being one failure).
  */
@@ -416,135 +409,15 @@ export async function sourceDetail(
   };
 }
 
-// ---- admin actions: each one statement with its admin_audit row, committed together ----
-
 export const SOURCE_AUDIT_ACTIONS = {
   fetchNow: "sources.fetch_now",
   pause: "sources.pause",
   resume: "sources.resume",
 } as const;
 
+/** What an admin action on a source did (workers/admin/sources.ts), as the page shows it. */
 export interface ActionResult {
   affected: number;
   auditId: string;
   message: string;
-}
-
-function audit(actor: string, action: string, sourceId: string, affected: Prisma.Sql) {
-  return Prisma.sql`
-    INSERT INTO admin_audit (actor, action, target, dry_run, affected, detail)
-    VALUES (${actor}::text, ${action}::text, ${JSON.stringify({ sourceId })}::jsonb, false,
-            (${affected})::int, NULL)
-    RETURNING id`;
-}
-
-async function exists(db: Database, id: string): Promise<boolean> {
-  return (await db.prisma.source.count({ where: { id } })) > 0;
-}
-
-/**
- * Makes the source's waiting poll (fetch job) or catch-up (story-api) due now and wakes its
- * consumers. A leased job is already running; the breaker still decides whether a fetch goes out.
- */
-export async function fetchSourceNow(
-  db: Database,
-  id: string,
-  actor: string,
-): Promise<ActionResult | null> {
-  if (!(await exists(db, id))) return null;
-  const [row] = await db.prisma.$queryRaw<{ affected: number; audit_id: string }[]>`
-    WITH due AS (
-      UPDATE jobs SET run_at = now()
-      WHERE source_id = ${id} AND state = 'ready'
-        AND (queue = 'fetch' OR (queue = 'story' AND key LIKE 'catchup:%'))
-      RETURNING id, queue
-    ),
-    woke AS (
-      SELECT pg_notify(${JOBS_CHANNEL}, d.queue) FROM (SELECT DISTINCT queue FROM due) d
-    ),
-    audit AS (${audit(actor, SOURCE_AUDIT_ACTIONS.fetchNow, id, Prisma.sql`SELECT count(*) FROM due`)})
-    SELECT (SELECT count(*) FROM due)::int AS affected,
-           (SELECT id FROM audit)::text AS audit_id,
-           (SELECT count(*) FROM woke)::int AS woke`;
-  if (!row) throw new Error("fetch now: no answer");
-  return {
-    affected: row.affected,
-    auditId: row.audit_id,
-    message:
-      row.affected > 0
-        ? `${row.affected} job(s) due now (poll or catch-up)`
-        : "no waiting poll or catch-up (running, paused, or a stream)",
-  };
-}
-
-/**
- * Pauses a source: the reason is set (creating its state row if fetching never did) unless it is
- * already disabled, and its waiting fetch/stream jobs are deleted at once so the frontier stops
- * without waiting for the next sync.
- */
-export async function pauseSource(
-  db: Database,
-  id: string,
-  actor: string,
-): Promise<ActionResult | null> {
-  if (!(await exists(db, id))) return null;
-  const [row] = await db.prisma.$queryRaw<
-    { affected: number; dropped: number; audit_id: string; reason: string | null }[]
-  >`
-    WITH paused AS (
-      INSERT INTO source_state (source_id, disabled_reason, disabled_at, updated_at)
-      VALUES (${id}, ${PAUSED_REASON}, now(), now())
-      ON CONFLICT (source_id) DO UPDATE
-        SET disabled_reason = excluded.disabled_reason, disabled_at = now(), updated_at = now()
-        WHERE source_state.disabled_reason IS NULL
-      RETURNING source_id
-    ),
-    dropped AS (
-      DELETE FROM jobs
-      WHERE source_id = ${id} AND state = 'ready'
-        AND (queue IN ('fetch', 'stream') OR (queue = 'story' AND key LIKE 'catchup:%'))
-      RETURNING id
-    ),
-    audit AS (${audit(actor, SOURCE_AUDIT_ACTIONS.pause, id, Prisma.sql`SELECT count(*) FROM paused`)})
-    SELECT (SELECT count(*) FROM paused)::int AS affected,
-           (SELECT count(*) FROM dropped)::int AS dropped,
-           (SELECT id FROM audit)::text AS audit_id,
-           (SELECT disabled_reason FROM source_state WHERE source_id = ${id}) AS reason`;
-  if (!row) throw new Error("pause: no answer");
-  return {
-    affected: row.affected,
-    auditId: row.audit_id,
-    message:
-      row.affected > 0
-        ? `paused; ${row.dropped} waiting job(s) removed`
-        : `already disabled (${row.reason ?? "unknown"})`,
-  };
-}
-
-/**
- * Resumes a source paused by an admin (a source disabled by a 404/410 stays disabled), then
- * syncs the frontier so its jobs are back at once, due now.
- */
-export async function resumeSource(
-  db: Database,
-  id: string,
-  actor: string,
-): Promise<ActionResult | null> {
-  if (!(await exists(db, id))) return null;
-  const [row] = await db.prisma.$queryRaw<{ affected: number; audit_id: string }[]>`
-    WITH resumed AS (
-      UPDATE source_state
-      SET disabled_reason = NULL, disabled_at = NULL, updated_at = now()
-      WHERE source_id = ${id} AND disabled_reason = ${PAUSED_REASON}
-      RETURNING source_id
-    ),
-    audit AS (${audit(actor, SOURCE_AUDIT_ACTIONS.resume, id, Prisma.sql`SELECT count(*) FROM resumed`)})
-    SELECT (SELECT count(*) FROM resumed)::int AS affected, (SELECT id FROM audit)::text AS audit_id`;
-  if (!row) throw new Error("resume: no answer");
-  if (row.affected > 0) await syncFrontier(db);
-  return {
-    affected: row.affected,
-    auditId: row.audit_id,
-    message: row.affected > 0 ? "resumed" : "not paused by an admin",
-  };
 }

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listAudit } from "@/lib/dashboard/audit";
+import { getRepairRun, listRepairRuns } from "@/lib/dashboard/repairs";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 import { observe } from "@/workers/store";
-import { listAudit } from "./audit";
-import { getRepairRun, listRepairRuns, RepairBusyError, startRepair } from "./repairs";
+import { RepairBusyError, startRepair } from "./repairs";
 
 let db: TestDatabase;
 let drifted: string;

@@ -1,8 +1,8 @@
+import { config } from "@/lib/config";
 import type { Database } from "@/lib/db";
 import { enqueue } from "@/workers/queue/enqueue";
 import { PermanentJobError } from "@/workers/queue/queueWorker";
 import { FETCH_QUEUE } from "@/workers/stages/frontier";
-import { config } from "./config";
 
 /**
  * In-process stage faults for end-to-end tests ("make a stage fail"), settable only with
@@ -126,17 +126,28 @@ export interface ProbeFate {
 /**
  * What became of chaos probes, so a test can tell that a requeued probe ran and succeeded (done,
  * with one claim more than its failures) rather than only that it left the dead letters (it may
- * still be waiting its turn). Reads the jobs row and the job's lease events and failures.
+ * still be waiting its turn).
+ *
+ * Claims are counted from how each one ended, because nothing keeps a row per claim
+ * (queue_claim_stats sums claims per queue and minute) and jobs.attempts starts over at a requeue
+ * and goes with the row once the job completes: every claim either failed (a job_failures row:
+ * the stage threw or the lease ran out), was released at a stop (a lease_events 'released' row),
+ * is still running (leased), or completed (the row is gone: a probe never recurs).
  */
 export async function probeFates(db: Database, ids: string[]): Promise<ProbeFate[]> {
   if (!chaosEnabled()) throw new ChaosDisabledError();
   if (ids.length === 0) return [];
   return db.prisma.$queryRaw<ProbeFate[]>`
-    SELECT p.id::text AS id, coalesce(j.state, 'done') AS state,
-           (SELECT count(*)::int FROM lease_events e
-            WHERE e.job_id = p.id AND e.kind IN ('claimed', 'reclaimed')) AS claims,
-           (SELECT count(*)::int FROM job_failures f WHERE f.job_id = p.id) AS failures
-    FROM unnest(${ids}::bigint[]) WITH ORDINALITY AS p(id, n)
-    LEFT JOIN jobs j ON j.id = p.id
-    ORDER BY p.n`;
+    SELECT id, state,
+           failures + released + (CASE WHEN state IN ('leased', 'done') THEN 1 ELSE 0 END) AS claims,
+           failures
+    FROM (
+      SELECT p.n, p.id::text AS id, coalesce(j.state, 'done') AS state,
+             (SELECT count(*)::int FROM job_failures f WHERE f.job_id = p.id) AS failures,
+             (SELECT count(*)::int FROM lease_events e
+              WHERE e.job_id = p.id AND e.kind = 'released') AS released
+      FROM unnest(${ids}::bigint[]) WITH ORDINALITY AS p(id, n)
+      LEFT JOIN jobs j ON j.id = p.id
+    ) f
+    ORDER BY n`;
 }

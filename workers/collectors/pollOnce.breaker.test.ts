@@ -4,7 +4,7 @@ import { on } from "@/lib/events";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 import { toSourceRef } from "@/workers/collectors/sourceRef";
 import type { FetchSourceOptions } from "@/workers/fetcher";
-import { DEFAULT_BREAKER } from "@/workers/fetcher/breaker/config";
+import { DEFAULT_BREAKER } from "@/lib/breaker";
 import { DEFAULT_LIMITS } from "@/workers/fetcher/httpGet";
 import { OutageWatch } from "@/workers/fetcher/outage";
 import { RateBudget } from "@/workers/fetcher/rateBudget";

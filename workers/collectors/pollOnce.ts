@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Database } from "@/lib/db";
 import { beginPoll, type Fetched, type FetchSourceOptions } from "@/workers/fetcher";
-import { maxAgeFrom } from "@/workers/schedule/nextPoll";
+import { maxAgeFrom } from "@/lib/schedule/nextPoll";
 import { type Delivery, type Writer, writeBatch } from "@/workers/store";
 import { recordActivity, recordContent } from "./collectorStatus";
 import type { SourceRef } from "./sourceRef";

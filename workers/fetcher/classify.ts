@@ -1,41 +1,7 @@
-/**
- * Fetch outcomes as stable codes (stored on fetch_attempts and source_state, shown on the
- * dashboard, used as metric labels). Codes never change meaning; new ones are only added.
- *
- * Beyond the usual list:
- * - `connect`: the TCP connection was refused or the host/network was unreachable (the server
- *   answered "no", or nobody is routing to it), as opposed to `timeout` (nobody answered at all).
- * - `redirect`: more than the allowed redirect hops, or a redirect without a usable Location.
- * - `protocol`: the peer spoke broken HTTP or sent a corrupt compressed body.
- * - `breaker_open`, `disabled`: no request was made; the source's breaker is open (or its probe
- *   is out) or the source was disabled after a 404/410.
- * - `parse_error`: a 200 whose body the caller could not read (not a feed, not a page): never
- *   produced by the transport, only when the caller settles the poll (index.ts PendingPoll).
- */
-export const FETCH_CODES = [
-  "ok",
-  "not_modified",
-  "http_4xx",
-  "http_404",
-  "http_410",
-  "http_429",
-  "http_5xx",
-  "timeout",
-  "dns",
-  "tls",
-  "reset",
-  "connect",
-  "too_large",
-  "redirect",
-  "protocol",
-  "parse_error",
-  "blocked_robots",
-  "blocked_ssrf",
-  "breaker_open",
-  "disabled",
-] as const;
+import { FETCH_CODES, type FetchCode } from "@/lib/codes";
 
-export type FetchCode = (typeof FETCH_CODES)[number];
+/** Fetch outcomes classified into the stable codes (lib/codes.ts FETCH_CODES says what each means). */
+export { FETCH_CODES, type FetchCode };
 
 /** An error with its stage ("fetcher: …") and its stable code. */
 export class FetchError extends Error {

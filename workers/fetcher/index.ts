@@ -1,7 +1,7 @@
 import type { Database } from "@/lib/db";
 import { type Attempt, attemptGet, fullFetch, header, validatorHeaders } from "./attempt";
 import { admit } from "./breaker/admit";
-import { type BreakerConfig, DEFAULT_BREAKER } from "./breaker/config";
+import { type BreakerConfig, DEFAULT_BREAKER } from "@/lib/breaker";
 import { releaseProbe } from "./breaker/releaseProbe";
 import { countsAgainstBreaker, type FetchCode } from "./classify";
 import { checkHonesty } from "./honesty";

@@ -1,6 +1,6 @@
 import type { Database } from "@/lib/db";
 import type { Attempt } from "./attempt";
-import type { BreakerConfig, BreakerState } from "./breaker/config";
+import type { BreakerConfig, BreakerState } from "@/lib/breaker";
 import { disableSource } from "./breaker/disableSource";
 import { recordFailure } from "./breaker/recordFailure";
 import { recordSuccess } from "./breaker/recordSuccess";

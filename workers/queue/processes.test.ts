@@ -10,7 +10,7 @@ import {
   type WorkerProcess,
   type WorkerProcessOptions,
 } from "./testing/workerProcess";
-import { countWorkers } from "./workerState";
+import { countWorkers } from "@/lib/dashboard/workers";
 
 // Real worker processes against one PostgreSQL database: many racing for the same rows, one
 // killed with SIGKILL while it holds leases, one stopped with SIGTERM while it has work in

@@ -1,8 +1,8 @@
-import { throwIfChaos } from "@/lib/chaos";
 import type { Database } from "@/lib/db";
+import { nextPollSeconds } from "@/lib/schedule/nextPoll";
+import { throwIfChaos } from "@/workers/chaos/chaos";
 import type { FetchSourceOptions } from "@/workers/fetcher";
 import type { QueueOptions } from "@/workers/queue/queueWorker";
-import { nextPollSeconds } from "@/workers/schedule/nextPoll";
 import type { Writer } from "@/workers/store";
 import { refreshFeed } from "../refreshFeed";
 import { refreshPage } from "../refreshPage";
@@ -68,7 +68,7 @@ export function fetchStage(
         retryAfterSeconds: outcome.retryAfterSeconds,
       });
       // The chosen delay and the hot spell are kept so the source page can say when polling is
-      // faster than the configured interval (workers/schedule/pollNote.ts).
+      // faster than the configured interval (lib/schedule/pollNote.ts).
       await db.prisma.sourceState.updateMany({
         where: { sourceId: source.id },
         data: {

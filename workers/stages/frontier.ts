@@ -1,7 +1,9 @@
 import type { Database } from "@/lib/db";
+import { Prisma } from "@/lib/generated/prisma/client";
 import { toSourceRef } from "@/workers/collectors/sourceRef";
+import { dropWaiting } from "@/workers/queue/dropWaiting";
 import { enqueue, type JobInput } from "@/workers/queue/enqueue";
-import { hostOf } from "@/workers/queue/jobError";
+import { urlHost } from "@/workers/queue/jobError";
 import { catchUpKey, STORY_QUEUE } from "@/workers/stories/queue";
 
 /** The stage queues ingestion runs on (the spec's fetch → parse/clean → store, seed 002). */
@@ -43,7 +45,7 @@ export async function syncFrontier(
     if (!ref) continue;
     const queue = ref.kind === "stream" ? STREAM_QUEUE : FETCH_QUEUE;
     for (const collector of s.collectors) {
-      const payload: CollectorPayload = { sourceId: s.id, collector, host: hostOf(ref.url) };
+      const payload: CollectorPayload = { sourceId: s.id, collector, host: urlHost(ref.url) };
       wanted[queue]?.push({
         key: `${s.id}/${collector}`,
         sourceId: s.id,
@@ -58,10 +60,10 @@ export async function syncFrontier(
     keys[queue] = jobs.map((j) => j.key as string);
     // Not a dead letter an admin requeued (requeues > 0): that run was asked for and audited, so
     // it happens (its handler ends it if the source is not wanted) instead of vanishing unrun.
-    await db.prisma.$executeRaw`
-      DELETE FROM jobs
-      WHERE queue = ${queue} AND state = 'ready' AND requeues = 0
-        AND NOT (key = ANY(${keys[queue]}::text[]))`;
+    await dropWaiting(
+      db,
+      Prisma.sql`queue = ${queue} AND requeues = 0 AND NOT (key = ANY(${keys[queue]}::text[]))`,
+    );
   }
   // The story queue also holds webhook events: only catch-up jobs of sources gone are deleted.
   const stories = await db.prisma.source.findMany({
@@ -84,10 +86,10 @@ export async function syncFrontier(
       maxAttempts: 10,
     })),
   );
-  await db.prisma.$executeRaw`
-    DELETE FROM jobs
-    WHERE queue = ${STORY_QUEUE} AND state = 'ready' AND key LIKE 'catchup:%'
-      AND NOT (key = ANY(${catchUps}::text[]))`;
+  await dropWaiting(
+    db,
+    Prisma.sql`queue = ${STORY_QUEUE} AND key LIKE 'catchup:%' AND NOT (key = ANY(${catchUps}::text[]))`,
+  );
   return { fetch: keys[FETCH_QUEUE] ?? [], stream: keys[STREAM_QUEUE] ?? [], story: catchUps };
 }
 

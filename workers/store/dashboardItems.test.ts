@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BadCursorError, getItem, searchItems } from "@/lib/dashboard/items";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
-import { edit, observe, retract } from "@/workers/store";
-import { BadCursorError, getItem, searchItems } from "./items";
+import { edit, observe, retract } from "./index";
 
 let db: TestDatabase;
 const wire = { sourceId: "wire", collector: "A", origin: "primary" } as const;

@@ -1,25 +1,10 @@
 import { z } from "zod";
 import { canonicalId, entryKey } from "@/lib/canonical";
+import { ORIGINS, type Origin, RESULTS, type WriteResult } from "@/lib/codes";
 
-/**
- * Where an observation came from. `fallback` is the page observer (title and link only) and may
- * create a row but never modify one; the others are authoritative. `backfill` is history read
- * after a reconnect and never wakes downstream.
- */
-export const ORIGINS = ["primary", "poll", "backfill", "fallback"] as const;
-export type Origin = (typeof ORIGINS)[number];
+export { ORIGINS, type Origin, RESULTS, type WriteResult };
 
 export type WriteKind = "observe" | "edit" | "retract";
-
-export const RESULTS = [
-  "inserted",
-  "upgraded",
-  "unchanged",
-  "updated",
-  "tombstoned",
-  "rejected",
-] as const;
-export type WriteResult = (typeof RESULTS)[number];
 
 // Limits that keep one hostile item from bloating every read of the table. A real headline is
 // far under 1,000 characters; summaries are trimmed teasers, not article bodies.

@@ -1,9 +1,12 @@
 import { Webhook, WebhookVerificationError } from "standardwebhooks";
 import { z } from "zod";
+import { REJECT_REASONS, type RejectReason } from "@/lib/codes";
 import type { Database } from "@/lib/db";
 import { emit } from "@/lib/events";
+import { Prisma } from "@/lib/generated/prisma/client";
 import { logger } from "@/lib/logger";
-import { JOBS_CHANNEL } from "@/workers/queue/enqueue";
+import { enqueueSql } from "@/workers/queue/enqueueSql";
+import { wakeSql } from "@/workers/queue/wake";
 import { describeIssues, STORY_EVENT_TYPES, type StoryEvent, storyEventSchema } from "./events";
 import { STORY_QUEUE } from "./queue";
 import { cachedStorySource, type StorySource, storySourceIds } from "./source";
@@ -11,19 +14,7 @@ import { cachedStorySource, type StorySource, storySourceIds } from "./source";
 /** Larger bodies are refused with 413 before they are read in full (RELIABILITY: webhooks). */
 export const WEBHOOK_MAX_BYTES = 1024 * 1024;
 
-/** Why a delivery was refused: a bounded set (metric label, dashboard, story_webhook_rejections). */
-export const REJECT_REASONS = [
-  "missing_headers",
-  "bad_timestamp",
-  "stale_timestamp",
-  "future_timestamp",
-  "bad_signature",
-  "no_secret",
-  "too_large",
-  "malformed_event",
-  "unknown_source",
-] as const;
-export type RejectReason = (typeof REJECT_REASONS)[number];
+export { REJECT_REASONS, type RejectReason };
 
 export interface WebhookAnswer {
   status: number;
@@ -258,15 +249,12 @@ async function recordWebhookEvent(
         SET webhook_deliveries = e.webhook_deliveries + 1,
             webhook_at = coalesce(e.webhook_at, excluded.webhook_at)
       RETURNING (xmax = 0) AS fresh, e.webhook_deliveries = 1 AS first_webhook
-    ), job AS (
-      INSERT INTO jobs (queue, key, payload, source_id, max_attempts)
-      SELECT ${queue}, ${`event:${sourceId}/${event.id}`}, ${JSON.stringify(job)}::jsonb, ${sourceId}, 8
-      FROM ev WHERE fresh
-      ON CONFLICT (queue, key) WHERE key IS NOT NULL AND state IN ('ready', 'leased') DO NOTHING
-      RETURNING id
-    )
-    SELECT ev.fresh, ev.first_webhook AS "firstWebhook",
-           (SELECT count(*) FROM (SELECT pg_notify(${JOBS_CHANNEL}, ${queue}) FROM job) n)::int AS woke
+    ), job AS (${enqueueSql(
+      queue,
+      { key: `event:${sourceId}/${event.id}`, payload: job, sourceId, maxAttempts: 8 },
+      Prisma.sql`EXISTS (SELECT 1 FROM ev WHERE fresh)`,
+    )})
+    SELECT ev.fresh, ev.first_webhook AS "firstWebhook", (${wakeSql("job")}) AS woke
     FROM ev`;
   return row;
 }

@@ -1,5 +1,7 @@
 import type { Database } from "@/lib/db";
-import { JOBS_CHANNEL } from "@/workers/queue/enqueue";
+import { Prisma } from "@/lib/generated/prisma/client";
+import { makeDueSql } from "@/workers/queue/makeDue";
+import { wakeSql } from "@/workers/queue/wake";
 import { catchUpKey, STORY_QUEUE } from "./queue";
 
 export type StoryMode = "snapshot" | "fetch";
@@ -120,14 +122,11 @@ export async function syncTickers(
       SELECT ${sourceId}, t FROM unnest(${wanted}::text[]) AS t
       ON CONFLICT DO NOTHING
       RETURNING ticker
-    ), due AS (
-      UPDATE jobs SET run_at = now()
-      WHERE queue = ${STORY_QUEUE} AND key = ${catchUpKey(sourceId)} AND state = 'ready'
-        AND run_at > now() AND EXISTS (SELECT 1 FROM added)
-      RETURNING id
-    )
-    SELECT (SELECT count(*) FROM added)::int AS added,
-           (SELECT count(*) FROM (SELECT pg_notify(${JOBS_CHANNEL}, ${STORY_QUEUE}) FROM due) n)::int AS woke`;
+    ), due AS (${makeDueSql(
+      Prisma.sql`queue = ${STORY_QUEUE} AND key = ${catchUpKey(sourceId)} AND run_at > now()
+                 AND EXISTS (SELECT 1 FROM added)`,
+    )})
+    SELECT (SELECT count(*) FROM added)::int AS added, (${wakeSql("due")}) AS woke`;
   const rows = await db.prisma.storyTicker.findMany({ where: { sourceId } });
   return {
     tickers: new Map(rows.map((r) => [r.ticker, r.addedAt])),

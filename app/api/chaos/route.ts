@@ -2,6 +2,9 @@ import { z } from "zod";
 import { readJsonBody } from "@/lib/api/body";
 import { apiError, json, parseQuery } from "@/lib/api/respond";
 import { requireAdmin, requireReader } from "@/lib/auth/guard";
+import { getDb } from "@/lib/db";
+import { text } from "@/lib/validation";
+import { writeAudit } from "@/workers/admin/audit";
 import {
   CHAOS_STAGES,
   chaosEnabled,
@@ -10,10 +13,7 @@ import {
   listChaos,
   probeFates,
   setChaos,
-} from "@/lib/chaos";
-import { writeAudit } from "@/lib/dashboard/audit";
-import { getDb } from "@/lib/db";
-import { text } from "@/lib/validation";
+} from "@/workers/chaos/chaos";
 
 export const dynamic = "force-dynamic";
 

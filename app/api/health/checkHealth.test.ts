@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "@/lib/db";
+import { resetIngestionStatus } from "@/lib/ingestionStatus";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
-import { resetIngestionStatus } from "@/workers/ingestionStatus";
 import { type Supervisor, superviseIngestion } from "@/workers/superviseIngestion";
 import { checkHealth } from "./checkHealth";
 

@@ -1,10 +1,6 @@
 import type { Database } from "@/lib/db";
 import { getDb } from "@/lib/db";
-import {
-  type IngestionStatus,
-  ingestionStatus,
-  ingestionUnhealthy,
-} from "@/workers/ingestionStatus";
+import { type IngestionStatus, ingestionStatus, ingestionUnhealthy } from "@/lib/ingestionStatus";
 import { checkDatabase } from "./checkDatabase";
 
 export type HealthReport =

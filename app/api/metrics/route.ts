@@ -7,7 +7,7 @@ export const dynamic = "force-dynamic";
 
 /**
  * GET /api/metrics: this process's counters (it runs the workers inline on the embedded default)
- * plus the database-derived gauges, which only the web app exports (lib/metrics.ts).
+ * plus the database-derived gauges, which only the web app exports (lib/metrics/registry.ts).
  */
 export async function GET(request: Request): Promise<Response> {
   if (!metricsAuthorized(request.headers.get("authorization"))) {

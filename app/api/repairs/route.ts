@@ -2,9 +2,10 @@ import { z } from "zod";
 import { readJsonBody } from "@/lib/api/body";
 import { apiError, json, parseQuery } from "@/lib/api/respond";
 import { requireAdmin, requireReader } from "@/lib/auth/guard";
-import { listRepairRuns, RepairBusyError, startRepair } from "@/lib/dashboard/repairs";
+import { listRepairRuns } from "@/lib/dashboard/repairs";
 import { getDb } from "@/lib/db";
 import { id } from "@/lib/validation";
+import { RepairBusyError, startRepair } from "@/workers/admin/repairs";
 
 export const dynamic = "force-dynamic";
 

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
+import type { BreakerConfig, BreakerState } from "@/lib/breaker";
 import type { Database } from "@/lib/db";
-import type { BreakerConfig, BreakerState } from "./config";
 
 export interface Admission {
   admitted: boolean;

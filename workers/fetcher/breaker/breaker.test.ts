@@ -4,7 +4,7 @@ import { createTestDatabase, requireRealPostgres, type TestDatabase } from "@/li
 import { loadSourceState } from "../sourceState";
 import { createSources } from "../testing/servers";
 import { admit } from "./admit";
-import type { BreakerConfig } from "./config";
+import type { BreakerConfig } from "@/lib/breaker";
 import { disableSource } from "./disableSource";
 import { recordFailure } from "./recordFailure";
 import { recordSuccess } from "./recordSuccess";

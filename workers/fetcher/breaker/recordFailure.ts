@@ -1,6 +1,6 @@
 import type { Database } from "@/lib/db";
 import { Prisma } from "@/lib/generated/prisma/client";
-import type { BreakerConfig, BreakerState } from "./config";
+import type { BreakerConfig, BreakerState } from "@/lib/breaker";
 
 export interface FailureResult {
   state: BreakerState;

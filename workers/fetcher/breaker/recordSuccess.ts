@@ -1,5 +1,5 @@
 import type { Database } from "@/lib/db";
-import type { BreakerState } from "./config";
+import type { BreakerState } from "@/lib/breaker";
 
 /**
  * A fetch got a good answer (200 or 304): the source works, so the breaker closes and the

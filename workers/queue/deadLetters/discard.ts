@@ -1,6 +1,7 @@
 import type { Database } from "@/lib/db";
 import { Prisma } from "@/lib/generated/prisma/client";
-import { AUDIT_ACTIONS, auditInsertSql, checkActor } from "./audit";
+import { auditInsertSql } from "@/workers/admin/audit";
+import { AUDIT_ACTIONS, checkActor } from "./audit";
 import { deadLetterWhere } from "./filter";
 import { resolveSelection, type Selection } from "./selection";
 

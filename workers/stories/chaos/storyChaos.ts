@@ -8,6 +8,7 @@ import {
   type DeskEvent,
   StoryDesk,
 } from "@/simulator/stories/desk";
+import { dropQueue } from "@/workers/queue/dropQueue";
 import { startQueueWorker } from "@/workers/queue/queueWorker";
 import { type StoryStageOptions, storyStage } from "@/workers/stages/storyStage";
 import { CursorExpiredError, type StoryApi } from "../api";
@@ -110,7 +111,7 @@ export async function runStoryChaos(db: Database, options: ChaosOptions): Promis
     }
   } finally {
     await worker.stop(5_000);
-    await db.prisma.$executeRaw`DELETE FROM jobs WHERE queue = ${queue}`;
+    await dropQueue(db, queue);
   }
   return report;
 }

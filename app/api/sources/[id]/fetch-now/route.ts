@@ -1,7 +1,7 @@
 import { apiError, json, parseParam } from "@/lib/api/respond";
 import { requireAdmin } from "@/lib/auth/guard";
-import { fetchSourceNow } from "@/lib/dashboard/sources";
 import { getDb } from "@/lib/db";
+import { fetchSourceNow } from "@/workers/admin/sources";
 import { SourceIdParam } from "../param";
 
 export const dynamic = "force-dynamic";

@@ -1,0 +1,478 @@
+import { type CollectFunction, Counter, Gauge, Histogram, type Registry } from "prom-client";
+import { CLAIM_WAIT_BUCKETS_SECONDS } from "@/lib/claimWaits";
+import { FETCH_CODES, ORIGINS, REJECT_REASONS, RESULTS, WORKER_STATES } from "@/lib/codes";
+import { expectedActivitySeconds, GAPS_TO_LEARN, HEALTH_STATES, sourceHealth } from "@/lib/health";
+import { LabelGuard, type Labels, stageGuard } from "./labels";
+import type { Snapshot } from "./snapshot";
+
+/**
+ * Every Prometheus metric wirewatch exports, with its help text and bounded labels, in one
+ * place. Two kinds (see ./index.ts for which process exports which): own metrics, counted from
+ * lib/events.ts by ./subscriptions.ts, and database-derived ones, filled at scrape time from one
+ * snapshot (./snapshot.ts). Nothing here reads an event or runs a query.
+ */
+
+const FETCH_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/**
+ * Webhook lag (receipt minus publication): a healthy sender delivers within a second; its retries
+ * back off over minutes, so the top bucket (10 min) separates "retried" from "lost and found by
+ * the catch-up" (which is counted in wirewatch_story_missed_webhooks_total instead).
+ */
+const STORY_LAG_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+const STORY_WEBHOOK_OUTCOMES = ["accepted", "duplicate", "ignored", "rejected", "failed"];
+/**
+ * Why a webhook delivery was refused (lib/codes.ts REJECT_REASONS, the values of
+ * story_webhook_rejections.reason), plus the reasons non-refusals carry (replayed_id for a
+ * duplicate, not_recorded for a 5xx) and "none" for an accepted one. Anything else is "other".
+ */
+const STORY_WEBHOOK_REASONS = [...REJECT_REASONS, "replayed_id", "not_recorded", "paused", "none"];
+const STORY_NOTIFICATION_OUTCOMES = ["sent", "already_claimed", "backfill", "failed"];
+/** What became of queue jobs (lib/events.ts job:*); `failed` counts every failed attempt. */
+export const QUEUE_JOB_OUTCOMES = [
+  "completed",
+  "failed",
+  "dead",
+  "expired",
+  "released",
+  "lost",
+] as const;
+const BREAKER_TRANSITIONS = ["open", "closed", "disabled"];
+/** A stream ends with a fetch code (it failed), dropped (the peer closed it) or stopped (we did). */
+const STREAM_END_CODES = [...FETCH_CODES, "dropped", "stopped"];
+
+/** A counter whose labels are bounded by its guard: callers hand it the raw event or row. */
+export interface BoundedCounter {
+  inc(raw: Record<string, unknown>, n?: number): void;
+}
+
+export interface BoundedHistogram {
+  observe(raw: Record<string, unknown>, value: number): void;
+}
+
+function counter(
+  registry: Registry,
+  guard: LabelGuard,
+  config: { name: string; help: string; labelNames: string[] },
+): BoundedCounter {
+  const c = new Counter({ ...config, registers: [registry] });
+  return { inc: (raw, n = 1) => c.inc(guard.labels(raw), n) };
+}
+
+function histogram(
+  registry: Registry,
+  guard: LabelGuard,
+  config: { name: string; help: string; labelNames: string[]; buckets: number[] },
+): BoundedHistogram {
+  const h = new Histogram({ ...config, registers: [registry] });
+  return { observe: (raw, value) => h.observe(guard.labels(raw), value) };
+}
+
+/** What this process did, counted from its events. */
+export function defineOwnMetrics(registry: Registry) {
+  const stage = stageGuard();
+  const fetchDuration = new Histogram({
+    name: "wirewatch_fetch_duration_seconds",
+    help: "Duration of one fetch attempt, from request to the whole body read.",
+    buckets: FETCH_BUCKETS,
+    registers: [registry],
+  });
+  const own = {
+    observations: counter(
+      registry,
+      new LabelGuard(["source", "collector"], {
+        origin: [...ORIGINS, "unknown"],
+        result: RESULTS,
+      }),
+      {
+        name: "wirewatch_observations_total",
+        help: "Deliveries through the writer, by source, collector, origin and the writer's result (rejected included).",
+        labelNames: ["source", "collector", "origin", "result"],
+      },
+    ),
+    fetches: counter(registry, new LabelGuard(["source"], { code: FETCH_CODES }), {
+      name: "wirewatch_fetch_requests_total",
+      help: "Fetch attempts (retries included) by source and outcome code (ok, not_modified, http_5xx, timeout ...).",
+      labelNames: ["source", "code"],
+    }),
+    fetchDuration: { observe: (seconds: number) => fetchDuration.observe(seconds) },
+    fetchBytes: counter(registry, new LabelGuard(["source"]), {
+      name: "wirewatch_fetch_bytes_total",
+      help: "Decompressed body bytes received by fetch attempts, by source.",
+      labelNames: ["source"],
+    }),
+    entriesLeftOut: counter(registry, new LabelGuard(["source"]), {
+      name: "wirewatch_feed_entries_left_out_total",
+      help: "Entries past FEED_MAX_ENTRIES in feed documents, counted but not read, by source.",
+      labelNames: ["source"],
+    }),
+    waits: counter(registry, stage, {
+      name: "wirewatch_backpressure_waits_total",
+      help: "Producers that had to wait for room in a stage's bounded buffer (the writer is behind).",
+      labelNames: ["stage"],
+    }),
+    dropped: counter(registry, stage, {
+      name: "wirewatch_dropped_total",
+      help: "Deliveries a stage's buffer refused (closing); their jobs fail and run again.",
+      labelNames: ["stage"],
+    }),
+    reclaimed: counter(registry, stage, {
+      name: "wirewatch_leases_reclaimed_total",
+      help: "Jobs claimed after their previous holder's lease ran out (a worker died or hung).",
+      labelNames: ["stage"],
+    }),
+    queueJobs: counter(
+      registry,
+      new LabelGuard(["stage"], { outcome: QUEUE_JOB_OUTCOMES }, 32, 256),
+      {
+        name: "wirewatch_queue_jobs_total",
+        help: "Queue jobs by stage and what became of them: completed, failed (an attempt; it retries or is dead), dead (parked as a dead letter, after a failure or an expired lease), expired (lease ran out), released (handed back at stop), lost (a lease that could not be extended).",
+        labelNames: ["stage", "outcome"],
+      },
+    ),
+    breakerTransitions: counter(registry, new LabelGuard([], { to: BREAKER_TRANSITIONS }), {
+      name: "wirewatch_breaker_transitions_total",
+      help: "Circuit breaker transitions by the state entered: open (opened or reopened after a failed probe), closed, disabled.",
+      labelNames: ["to"],
+    }),
+    streamConnections: counter(registry, new LabelGuard(["source", "collector"]), {
+      name: "wirewatch_stream_connections_total",
+      help: "Stream connections opened, by source and collector.",
+      labelNames: ["source", "collector"],
+    }),
+    streamDisconnects: counter(
+      registry,
+      new LabelGuard(["source", "collector"], { code: STREAM_END_CODES }),
+      {
+        name: "wirewatch_stream_disconnects_total",
+        help: "Stream connections ended, by source, collector and code (a fetch code when it failed, dropped when the peer closed it, stopped when we did).",
+        labelNames: ["source", "collector", "code"],
+      },
+    ),
+    streamEvents: counter(registry, new LabelGuard(["source", "collector"]), {
+      name: "wirewatch_stream_events_total",
+      help: "Events read from streams and handed to the writer, by source and collector.",
+      labelNames: ["source", "collector"],
+    }),
+    storyWebhooks: counter(
+      registry,
+      new LabelGuard(["source"], {
+        outcome: STORY_WEBHOOK_OUTCOMES,
+        reason: STORY_WEBHOOK_REASONS,
+      }),
+      {
+        name: "wirewatch_story_webhooks_total",
+        help: "Deliveries to the story webhook endpoint by source, outcome (accepted, duplicate, ignored, rejected, failed) and reason.",
+        labelNames: ["source", "outcome", "reason"],
+      },
+    ),
+    storyLag: histogram(registry, new LabelGuard(["source"]), {
+      name: "wirewatch_story_webhook_lag_seconds",
+      help: "Webhook receipt minus the story event's publication, for accepted deliveries, by source.",
+      labelNames: ["source"],
+      buckets: STORY_LAG_BUCKETS,
+    }),
+    storyNotifications: counter(
+      registry,
+      new LabelGuard(["source"], { outcome: STORY_NOTIFICATION_OUTCOMES }),
+      {
+        name: "wirewatch_story_notifications_total",
+        help: "One-time story notifications by source and outcome (sent, already_claimed, backfill, failed).",
+        labelNames: ["source", "outcome"],
+      },
+    ),
+  };
+  // The write buffer exists in every worker process: show its series at 0 from the start.
+  own.waits.inc({ stage: "store" }, 0);
+  own.dropped.inc({ stage: "store" }, 0);
+  return own;
+}
+
+export type OwnMetrics = ReturnType<typeof defineOwnMetrics>;
+
+/**
+ * Adds a run of claims to the lag histogram, bucket by bucket: the histogram's buckets are the
+ * claim rollup's (lib/claimWaits.ts), so counts and the sum are exact, in O(buckets) however many
+ * claims a minute held (a minute at 20k jobs/s holds 1.2M; one observe() per claim would be 1.2M
+ * calls in a scrape). prom-client 15 has no observe-many, so this adds to the series' values the
+ * way its observe() does (lib/metrics.test.ts checks the exposition bucket by bucket).
+ */
+export type ClaimLagAdder = (stage: string, buckets: readonly number[], sumSeconds: number) => void;
+
+interface HistogramSeries {
+  labels: Labels;
+  bucketValues: Record<number, number>;
+  sum: number;
+  count: number;
+}
+
+function claimLagAdder(h: Histogram): ClaimLagAdder {
+  const guard = stageGuard();
+  const internal = h as unknown as {
+    hashMap: Record<string, HistogramSeries>;
+    upperBounds: number[];
+  };
+  return (stage, buckets, sumSeconds) => {
+    const labels = guard.labels({ stage });
+    const find = () => Object.values(internal.hashMap).find((s) => s.labels.stage === labels.stage);
+    let series = find();
+    if (!series) {
+      h.zero(labels);
+      series = find();
+    }
+    if (!series) throw new Error("metrics: the lag histogram has no series for its labels");
+    let count = 0;
+    for (const [i, n] of buckets.entries()) {
+      if (n <= 0) continue;
+      count += n;
+      const edge = internal.upperBounds[i];
+      // The last bucket (past the top edge) is only in the count: prom-client's +Inf is count.
+      if (edge !== undefined) series.bucketValues[edge] = (series.bucketValues[edge] ?? 0) + n;
+    }
+    series.count += count;
+    series.sum += sumSeconds;
+  };
+}
+
+/** The database-derived metrics: each collect() reads the scrape's one snapshot. */
+export function defineDbMetrics(
+  registry: Registry,
+  read: () => Promise<Snapshot | null>,
+): { addClaimLag: ClaimLagAdder } {
+  const registers = [registry];
+  const gauge = (
+    name: string,
+    help: string,
+    labelNames: string[],
+    fill: (g: Gauge, s: Snapshot) => void,
+  ) => {
+    const collect: CollectFunction<Gauge> = async function (this: Gauge) {
+      this.reset();
+      const s = await read();
+      if (s) fill(this, s);
+    };
+    return new Gauge({ name, help, labelNames, registers, collect });
+  };
+  // Counters read from the database: their values are the totals kept in rows, whichever
+  // process counted them.
+  const dbCounter = (
+    name: string,
+    help: string,
+    labelNames: string[],
+    fill: (c: Counter, s: Snapshot) => void,
+  ) =>
+    new Counter({
+      name,
+      help,
+      labelNames,
+      registers,
+      async collect() {
+        this.reset();
+        const s = await read();
+        if (s) fill(this, s);
+      },
+    });
+
+  new Gauge({
+    name: "wirewatch_metrics_database_up",
+    help: "1 when this scrape could read the database-derived metrics, 0 when it could not.",
+    registers,
+    async collect() {
+      this.set((await read()) ? 1 : 0);
+    },
+  });
+  const lag = new Histogram({
+    name: "wirewatch_queue_lag_seconds",
+    help: "How long a job had been due when a worker claimed it (from queue_claim_stats, per minute once it has closed), by stage.",
+    labelNames: ["stage"],
+    buckets: [...CLAIM_WAIT_BUCKETS_SECONDS],
+    registers,
+    async collect() {
+      // The snapshot folds the claims of the minutes closed since the last scrape into it.
+      await read();
+    },
+  });
+  gauge(
+    "wirewatch_queue_depth",
+    "Jobs due and waiting for a worker, by stage.",
+    ["stage"],
+    (g, s) => {
+      const b = stageGuard();
+      for (const q of s.queues) g.set(b.labels({ stage: q.queue }), q.due);
+    },
+  );
+  gauge(
+    "wirewatch_queue_in_flight",
+    "Jobs held on a lease by a worker now, by stage.",
+    ["stage"],
+    (g, s) => {
+      const b = stageGuard();
+      for (const q of s.queues) g.set(b.labels({ stage: q.queue }), q.leased);
+    },
+  );
+  gauge(
+    "wirewatch_queue_workers",
+    "Queue workers by state; lost: running or draining but not heard from for 30 s (killed or cut off).",
+    ["state"],
+    (g, s) => {
+      for (const state of WORKER_STATES) g.set({ state }, s.workers[state]);
+    },
+  );
+  gauge("wirewatch_dlq_depth", "Dead letters (not archived), by stage.", ["stage"], (g, s) => {
+    const b = stageGuard();
+    for (const q of s.queues) g.set(b.labels({ stage: q.queue }), q.dead);
+  });
+  gauge(
+    "wirewatch_dlq_oldest_age_seconds",
+    "Age of the oldest dead letter, by stage (0 when there is none).",
+    ["stage"],
+    (g, s) => {
+      const b = stageGuard();
+      for (const q of s.queues) g.set(b.labels({ stage: q.queue }), q.oldestDead);
+    },
+  );
+  gauge(
+    "wirewatch_breaker_state",
+    "Circuit breaker per source: 0 closed, 1 half-open, 2 open.",
+    ["source"],
+    (g, s) => {
+      const b = new LabelGuard(["source"]);
+      const value: Record<string, number> = { closed: 0, half_open: 1, open: 2 };
+      for (const src of s.sources)
+        g.set(b.labels({ source: src.id }), value[src.breakerState] ?? 0);
+    },
+  );
+  gauge("wirewatch_breaker_open", "Sources whose breaker is open now.", [], (g, s) =>
+    g.set(s.breakers.open),
+  );
+  gauge(
+    "wirewatch_local_outage",
+    "1 while a local network outage is open (most unrelated hosts failing at once), else 0.",
+    [],
+    (g, s) => g.set(s.outage > 0 ? 1 : 0),
+  );
+  const collectorGauge = (name: string, help: string, pick: "activity" | "content") =>
+    gauge(name, help, ["source", "collector"], (g, s) => {
+      const b = new LabelGuard(["source", "collector"]);
+      for (const src of s.sources) {
+        for (const c of src.collectors) {
+          const at = c[pick];
+          if (at)
+            g.set(b.labels({ source: src.id, collector: c.collector }), Date.parse(at) / 1000);
+        }
+      }
+    });
+  collectorGauge(
+    "wirewatch_collector_last_activity_timestamp_seconds",
+    "When a collector last saw its source alive (connect, keepalive, 304, any answer), Unix seconds.",
+    "activity",
+  );
+  collectorGauge(
+    "wirewatch_collector_last_content_timestamp_seconds",
+    "When a collector last received news from its source, Unix seconds.",
+    "content",
+  );
+  gauge(
+    "wirewatch_source_health",
+    "1 for each source's current health state (healthy, quiet, silent, starting, stalled, failing, disabled).",
+    ["source", "state"],
+    (g, s) => {
+      const b = new LabelGuard(["source"], { state: HEALTH_STATES });
+      const now = new Date();
+      for (const src of s.sources) {
+        const health = sourceHealth(
+          {
+            kind: src.kind,
+            enabled: src.enabled,
+            disabledReason: src.disabledReason,
+            breakerState: src.breakerState,
+            lastErrorAt: src.lastErrorAt ? new Date(src.lastErrorAt) : null,
+            lastErrorCode: src.lastErrorCode,
+            activityIntervalSeconds: expectedActivitySeconds(src.kind, src.pollIntervalSeconds),
+            addedAt: new Date(src.createdAt),
+            collectors: src.collectors.map((c) => ({
+              collector: c.collector,
+              lastActivityAt: c.activity ? new Date(c.activity) : null,
+              lastContentAt: c.content ? new Date(c.content) : null,
+              usualGapSeconds: c.gaps >= GAPS_TO_LEARN ? c.gap : null,
+            })),
+          },
+          now,
+        );
+        g.set(b.labels({ source: src.id, state: health.state }), 1);
+      }
+    },
+  );
+  dbCounter(
+    "wirewatch_admin_actions_total",
+    "Admin actions carried out (requeue, discard, archive ...; dry runs not counted), from admin_audit.",
+    ["action"],
+    (c, s) => {
+      const b = new LabelGuard(["action"], {}, 50, 50);
+      for (const a of s.actions) c.inc(b.labels({ action: a.action }), a.n);
+    },
+  );
+
+  // The story-API copy (seed 001).
+  const storySource = () => new LabelGuard(["source"]);
+  gauge(
+    "wirewatch_story_cursor_age_seconds",
+    "Seconds since a story-api source's catch-up last reached the end of the event list (since the source was added if never); enabled sources only.",
+    ["source"],
+    (g, s) => {
+      const b = storySource();
+      for (const r of s.stories)
+        if (r.cursorAge !== null) g.set(b.labels({ source: r.id }), r.cursorAge);
+    },
+  );
+  dbCounter(
+    "wirewatch_story_missed_webhooks_total",
+    "Story events the catch-up found that no webhook had delivered, by source (story_sync).",
+    ["source"],
+    (c, s) => {
+      const b = storySource();
+      for (const r of s.stories) c.inc(b.labels({ source: r.id }), r.missed);
+    },
+  );
+  dbCounter(
+    "wirewatch_story_unlisted_events_total",
+    "Story events a webhook delivered that the catch-up passed without listing, by source (story_sync).",
+    ["source"],
+    (c, s) => {
+      const b = storySource();
+      for (const r of s.stories) c.inc(b.labels({ source: r.id }), r.unlisted);
+    },
+  );
+  dbCounter(
+    "wirewatch_story_reloads_total",
+    "Full reloads of a story-api source's copy (after a 410 or lost webhooks), by source.",
+    ["source"],
+    (c, s) => {
+      const b = storySource();
+      for (const r of s.stories) c.inc(b.labels({ source: r.id }), r.reloads);
+    },
+  );
+  gauge(
+    "wirewatch_stories",
+    "Stories in the copy by source and state (open, or closed: kept so a late event cannot bring it back).",
+    ["source", "state"],
+    (g, s) => {
+      const b = new LabelGuard(["source"], { state: ["open", "closed"] });
+      for (const r of s.stories) {
+        g.set(b.labels({ source: r.id, state: "open" }), r.open);
+        g.set(b.labels({ source: r.id, state: "closed" }), r.closed);
+      }
+    },
+  );
+  dbCounter(
+    "wirewatch_story_webhooks_rejected_total",
+    'Story webhook deliveries refused, by source ("unknown" when none could be told) and reason (story_webhook_rejections).',
+    ["source", "reason"],
+    (c, s) => {
+      const b = new LabelGuard(["source"], { reason: STORY_WEBHOOK_REASONS });
+      for (const r of s.rejections) {
+        c.inc(b.labels({ source: r.source || "unknown", reason: r.reason }), r.n);
+      }
+    },
+  );
+  return { addClaimLag: claimLagAdder(lag) };
+}

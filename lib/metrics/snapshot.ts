@@ -1,0 +1,159 @@
+import type { WorkerState } from "@/lib/codes";
+import { countWorkers } from "@/lib/dashboard/workers";
+import type { Database } from "@/lib/db";
+import { LIMITS } from "./labels";
+
+/**
+ * The database-derived metrics' reads, run once per scrape of the web app's /api/metrics and
+ * shared by every database-derived metric's collect() (./definitions.ts): a fixed set of bounded
+ * queries (per-source reads capped at LIMITS.sources, enabled first), plus the fold of closed
+ * claim minutes into the lag histogram.
+ */
+
+export interface Snapshot {
+  queues: { queue: string; due: number; leased: number; dead: number; oldestDead: number }[];
+  breakers: { open: number; halfOpen: number };
+  outage: number;
+  sources: {
+    id: string;
+    kind: string;
+    enabled: boolean;
+    pollIntervalSeconds: number;
+    createdAt: Date;
+    breakerState: string;
+    disabledReason: string | null;
+    lastErrorAt: Date | null;
+    lastErrorCode: string | null;
+    collectors: {
+      collector: string;
+      activity: string | null;
+      content: string | null;
+      gap: number | null;
+      gaps: number;
+    }[];
+  }[];
+  actions: { action: string; n: number }[];
+  stories: {
+    id: string;
+    /** Seconds since the last catch-up reached the end (since the source was added if never). */
+    cursorAge: number | null;
+    missed: number;
+    unlisted: number;
+    reloads: number;
+    open: number;
+    closed: number;
+  }[];
+  rejections: { source: string; reason: string; n: number }[];
+  workers: Record<WorkerState, number>;
+}
+
+export async function readSnapshot(db: Database): Promise<Snapshot> {
+  const p = db.prisma;
+  // jobs: the frontier (one row per source and collector) plus dead letters; the partial
+  // indexes keep this a scan of live and dead rows only.
+  const queues = await p.$queryRaw<Snapshot["queues"]>`
+    SELECT queue,
+           (count(*) FILTER (WHERE state = 'ready' AND run_at <= now()))::int AS due,
+           (count(*) FILTER (WHERE state = 'leased'))::int AS leased,
+           (count(*) FILTER (WHERE state = 'dead'))::int AS dead,
+           coalesce(extract(epoch FROM now() - min(dead_at) FILTER (WHERE state = 'dead')), 0)::float8
+             AS "oldestDead"
+    FROM jobs WHERE state IN ('ready', 'leased', 'dead')
+    GROUP BY queue ORDER BY queue LIMIT 50`;
+  const [breakers] = await p.$queryRaw<Snapshot["breakers"][]>`
+    SELECT (count(*) FILTER (WHERE breaker_state = 'open'))::int AS open,
+           (count(*) FILTER (WHERE breaker_state = 'half_open'))::int AS "halfOpen"
+    FROM source_state`;
+  const [outage] = await p.$queryRaw<{ open: number }[]>`
+    SELECT count(*)::int AS open FROM network_outages WHERE ended_at IS NULL`;
+  const sources = await p.$queryRaw<Snapshot["sources"]>`
+    SELECT s.id, s.kind, s.enabled, s.poll_interval_seconds AS "pollIntervalSeconds",
+           s.created_at AS "createdAt",
+           coalesce(st.breaker_state, 'closed') AS "breakerState",
+           st.disabled_reason AS "disabledReason", st.last_error_at AS "lastErrorAt",
+           st.last_error_code AS "lastErrorCode",
+           coalesce((SELECT json_agg(json_build_object(
+                       'collector', c.collector, 'activity', c.last_activity_at,
+                       'content', c.last_content_at, 'gap', c.usual_gap_seconds,
+                       'gaps', c.gaps_seen) ORDER BY c.collector)
+                     FROM collector_status c WHERE c.source_id = s.id), '[]'::json) AS collectors
+    FROM sources s LEFT JOIN source_state st ON st.source_id = s.id
+    ORDER BY s.enabled DESC, s.id LIMIT ${LIMITS.sources}`;
+  const actions = await p.$queryRaw<Snapshot["actions"]>`
+    SELECT action, count(*)::int AS n FROM admin_audit WHERE NOT dry_run
+    GROUP BY action ORDER BY action LIMIT 50`;
+  // story-api sources (tens at most): their sync row by primary key, their stories counted on
+  // stories_ticker_idx (source_id, ticker, closed), an index-only count. A disabled source's
+  // catch-up does not run, so it has no cursor age to alert on.
+  const stories = await p.$queryRaw<Snapshot["stories"]>`
+    SELECT s.id,
+           CASE WHEN s.enabled
+             THEN extract(epoch FROM now() - coalesce(y.caught_up_at, s.created_at))::float8
+           END AS "cursorAge",
+           coalesce(y.missed_webhooks, 0)::float8 AS missed,
+           coalesce(y.unlisted_events, 0)::float8 AS unlisted,
+           coalesce(y.reloads, 0)::int AS reloads,
+           (SELECT count(*) FROM stories t WHERE t.source_id = s.id AND NOT t.closed)::int AS open,
+           (SELECT count(*) FROM stories t WHERE t.source_id = s.id AND t.closed)::int AS closed
+    FROM sources s LEFT JOIN story_sync y ON y.source_id = s.id
+    WHERE s.kind = 'story-api'
+    ORDER BY s.enabled DESC, s.id LIMIT ${LIMITS.sources}`;
+  // One row per source and reason (a bounded set): the table is its own aggregate.
+  const rejections = await p.$queryRaw<Snapshot["rejections"]>`
+    SELECT source_id AS source, reason, count::float8 AS n FROM story_webhook_rejections
+    ORDER BY source_id, reason LIMIT 1000`;
+  const workers = await countWorkers(db);
+  return {
+    queues,
+    breakers: breakers ?? { open: 0, halfOpen: 0 },
+    outage: outage?.open ?? 0,
+    sources,
+    actions,
+    stories,
+    rejections,
+    workers,
+  };
+}
+
+/**
+ * Folds the claims of the minutes that closed since the last fold into the lag histogram,
+ * exactly once per process. The claim statement adds its jobs to queue_claim_stats' row of its
+ * minute (on the database clock), so a minute is final once it has ended; 5 s more covers a claim
+ * statement still committing when its minute ends (a claim of 1,000 takes tens of ms). Each call
+ * reads the minutes after `after` up to the last closed one, at most 60 (60 rows per queue:
+ * bounded work even after a long gap between scrapes), and returns the new cursor. A process
+ * starts with the last 10 minutes (`after` undefined).
+ */
+export async function foldClaimMinutes(
+  db: Database,
+  after: Date | undefined,
+  add: (queue: string, buckets: readonly number[], sumSeconds: number) => void,
+): Promise<Date> {
+  const rows = await db.prisma.$queryRaw<
+    {
+      upto: Date;
+      queue: string | null;
+      wait_buckets: bigint[] | null;
+      wait_ms_sum: bigint | null;
+    }[]
+  >`
+    WITH bounds AS (
+      SELECT coalesce(${after ?? null}::timestamptz,
+                      date_trunc('minute', now()) - interval '11 minutes') AS after,
+             date_trunc('minute', now() - interval '65 seconds') AS closed
+    ), span AS (
+      SELECT after, greatest(after, least(closed, after + interval '60 minutes')) AS upto
+      FROM bounds
+    )
+    SELECT s.upto, q.queue, q.wait_buckets, q.wait_ms_sum
+    FROM span s
+    LEFT JOIN queue_claim_stats q ON q.minute > s.after AND q.minute <= s.upto
+    ORDER BY q.minute, q.queue`;
+  for (const r of rows) {
+    if (r.queue === null || r.wait_buckets === null) continue;
+    add(r.queue, r.wait_buckets.map(Number), Number(r.wait_ms_sum ?? 0) / 1000);
+  }
+  const upto = rows[0]?.upto;
+  if (!upto) throw new Error("metrics: the claim fold read no bounds");
+  return new Date(upto);
+}

@@ -1,0 +1,60 @@
+import { on } from "@/lib/events";
+import type { OwnMetrics } from "./definitions";
+
+/**
+ * The own metrics fed by lib/events.ts: what this process did. Each subscriber is one counter
+ * step (emit() runs them synchronously in the emitter's turn); labels are bounded by the
+ * metric's guard (./definitions.ts). Returns the unsubscribe.
+ */
+export function subscribeMetrics(m: OwnMetrics): () => void {
+  const offs = [
+    on("observation:written", (e) => m.observations.inc(e)),
+    on("fetch:finished", (e) => {
+      m.fetches.inc(e);
+      if (Number.isFinite(e.durationSeconds) && e.durationSeconds >= 0) {
+        m.fetchDuration.observe(e.durationSeconds);
+      }
+      if (e.bytes > 0) m.fetchBytes.inc(e, e.bytes);
+    }),
+    on("feed:capped", (e) => m.entriesLeftOut.inc(e, Math.max(0, e.count))),
+    on("buffer:waited", (e) => m.waits.inc(e)),
+    on("buffer:dropped", (e) => m.dropped.inc(e, Math.max(0, e.count))),
+    // One event per claim statement; only claims that took over an expired lease count here.
+    on("job:claimed", (e) => {
+      if (e.reclaimed > 0) m.reclaimed.inc({ stage: e.queue }, e.reclaimed);
+    }),
+    on("job:completed", (e) => m.queueJobs.inc({ stage: e.queue, outcome: "completed" })),
+    on("job:failed", (e) => m.queueJobs.inc({ stage: e.queue, outcome: "failed" })),
+    on("job:dead", (e) => m.queueJobs.inc({ stage: e.queue, outcome: "dead" })),
+    on("job:expired", (e) => {
+      m.queueJobs.inc({ stage: e.queue, outcome: "expired" }, Math.max(0, e.count));
+      // The sweeper parks jobs out of attempts in the same statement; they emit no job:dead.
+      if (e.parked > 0) m.queueJobs.inc({ stage: e.queue, outcome: "dead" }, e.parked);
+    }),
+    on("job:released", (e) =>
+      m.queueJobs.inc({ stage: e.queue, outcome: "released" }, Math.max(0, e.count)),
+    ),
+    on("job:lost", (e) => m.queueJobs.inc({ stage: e.queue, outcome: "lost" })),
+    on("breaker:opened", () => m.breakerTransitions.inc({ to: "open" })),
+    on("breaker:closed", () => m.breakerTransitions.inc({ to: "closed" })),
+    on("breaker:disabled", () => m.breakerTransitions.inc({ to: "disabled" })),
+    on("stream:connected", (e) => m.streamConnections.inc(e)),
+    on("stream:disconnected", (e) => m.streamDisconnects.inc(e)),
+    on("stream:events", (e) => m.streamEvents.inc(e, Math.max(0, e.count))),
+    on("story:webhook", (e) => {
+      // A delivery naming no source still counts: under "unknown", like its rejection row ('').
+      const source = e.source || "unknown";
+      m.storyWebhooks.inc({ ...e, source, reason: e.reason || "none" });
+      if (e.lagSeconds !== null && Number.isFinite(e.lagSeconds)) {
+        // A publication stamped slightly ahead of our clock is a lag of 0, not a negative one.
+        m.storyLag.observe({ source }, Math.max(0, e.lagSeconds));
+      }
+    }),
+    on("story:notification", (e) =>
+      m.storyNotifications.inc({ ...e, source: e.source || "unknown" }),
+    ),
+  ];
+  return () => {
+    for (const off of offs) off();
+  };
+}
