@@ -1,6 +1,6 @@
+import type { BreakerConfig, BreakerState } from "@/lib/breaker";
 import type { Database } from "@/lib/db";
 import type { Attempt } from "./attempt";
-import type { BreakerConfig, BreakerState } from "@/lib/breaker";
 import { disableSource } from "./breaker/disableSource";
 import { recordFailure } from "./breaker/recordFailure";
 import { recordSuccess } from "./breaker/recordSuccess";
@@ -42,9 +42,13 @@ export async function recordVerdict(
   const outage = outageWatch.active();
   let verdict: Verdict["breaker"];
   if (!outage && (final.code === "http_404" || final.code === "http_410")) {
-    await disableSource(db, sourceId, `${final.code}: ${final.message ?? ""}`.trim());
+    await disableSource(db, sourceId, final.code, final.message);
   } else if (!outage && countsAgainstBreaker(final.code)) {
-    const failure = await recordFailure(db, sourceId, breaker, probeToken, failedRequests);
+    const failure = await recordFailure(db, sourceId, breaker, {
+      code: final.code,
+      probeToken,
+      failedRequests,
+    });
     if (failure) verdict = { state: failure.state, opened: failure.opened };
   }
   if (probeToken && !verdict) await releaseProbe(db, sourceId, probeToken);

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { BreakerConfig } from "@/lib/breaker";
 import type { Database } from "@/lib/db";
+import { type EventMap, on } from "@/lib/events";
 import { createTestDatabase, requireRealPostgres, type TestDatabase } from "@/lib/testing/db";
 import { loadSourceState } from "../sourceState";
 import { createSources } from "../testing/servers";
 import { admit } from "./admit";
-import type { BreakerConfig } from "@/lib/breaker";
 import { disableSource } from "./disableSource";
 import { recordFailure } from "./recordFailure";
 import { recordSuccess } from "./recordSuccess";
@@ -38,27 +39,28 @@ async function coolDownOver(id: string) {
 }
 
 async function openBreaker(id: string) {
-  for (let i = 0; i < config.threshold; i++) await recordFailure(db, id, config);
+  for (let i = 0; i < config.threshold; i++)
+    await recordFailure(db, id, config, { code: "http_5xx" });
 }
 
 describe("the per-source breaker in source_state", () => {
   it("opens after the threshold of consecutive failures, and admits nothing while open", async () => {
     const id = await freshSource();
     expect((await admit(db, id, config)).admitted).toBe(true);
-    const r1 = await recordFailure(db, id, config);
-    const r2 = await recordFailure(db, id, config);
+    const r1 = await recordFailure(db, id, config, { code: "http_5xx" });
+    const r2 = await recordFailure(db, id, config, { code: "http_5xx" });
     expect([r1?.opened, r2?.opened]).toEqual([false, false]);
-    const r3 = await recordFailure(db, id, config);
+    const r3 = await recordFailure(db, id, config, { code: "http_5xx" });
     expect(r3).toMatchObject({ state: "open", failures: 3, opened: true });
     for (let i = 0; i < 20; i++) expect((await admit(db, id, config)).admitted).toBe(false);
   });
 
   it("a success resets the count: failures must be consecutive", async () => {
     const id = await freshSource();
-    await recordFailure(db, id, config);
-    await recordFailure(db, id, config);
+    await recordFailure(db, id, config, { code: "http_5xx" });
+    await recordFailure(db, id, config, { code: "http_5xx" });
     await recordSuccess(db, id);
-    expect((await recordFailure(db, id, config))?.state).toBe("closed");
+    expect((await recordFailure(db, id, config, { code: "http_5xx" }))?.state).toBe("closed");
     expect((await row(id)).breakerFailures).toBe(1);
   });
 
@@ -95,7 +97,10 @@ describe("the per-source breaker in source_state", () => {
     await openBreaker(id);
     await coolDownOver(id);
     const probe = await admit(db, id, config);
-    const result = await recordFailure(db, id, config, probe.probeToken);
+    const result = await recordFailure(db, id, config, {
+      code: "http_5xx",
+      probeToken: probe.probeToken,
+    });
     expect(result).toMatchObject({ state: "open", opened: true });
     const [clock] = await db.prisma.$queryRaw<{ age: number }[]>`
       SELECT extract(epoch FROM now() - breaker_changed_at)::float8 AS age
@@ -117,7 +122,10 @@ describe("the per-source breaker in source_state", () => {
     expect(next.probe).toBe(true);
     expect(next.probeToken).not.toBe(hung.probeToken);
     // The hung probe finally fails: it counts, but it no longer holds the probe.
-    expect((await recordFailure(db, id, config, hung.probeToken))?.state).toBe("half_open");
+    expect(
+      (await recordFailure(db, id, config, { code: "timeout", probeToken: hung.probeToken }))
+        ?.state,
+    ).toBe("half_open");
     expect(await releaseProbe(db, id, hung.probeToken as string)).toBe(false);
     expect((await row(id)).breakerProbeOwner).toBe(next.probeToken);
   });
@@ -133,10 +141,79 @@ describe("the per-source breaker in source_state", () => {
 
   it("a disabled source is never admitted, and disabling keeps the first reason", async () => {
     const id = await freshSource();
-    expect(await disableSource(db, id, "http_410: gone")).toBe(true);
-    expect(await disableSource(db, id, "http_404: later")).toBe(false);
+    expect(await disableSource(db, id, "http_410", "gone")).toBe(true);
+    expect(await disableSource(db, id, "http_404", "later")).toBe(false);
     expect((await row(id)).disabledReason).toBe("http_410: gone");
     expect(await admit(db, id, config)).toMatchObject({ admitted: false, disabled: true });
+  });
+});
+
+/** Breaker events of one source, in the order they were emitted. */
+function breakerEvents(id: string) {
+  const seen: [string, unknown][] = [];
+  const names = ["breaker:opened", "breaker:closed", "breaker:disabled"] as const;
+  const offs = names.map((name) =>
+    on(name, (e: EventMap[typeof name]) => {
+      if (e.source === id) seen.push([name, e]);
+    }),
+  );
+  unsubscribe.push(...offs);
+  return seen;
+}
+const unsubscribe: (() => void)[] = [];
+afterEach(() => {
+  for (const off of unsubscribe.splice(0)) off();
+});
+
+describe("breaker events: one per transition, where the transition is decided", () => {
+  it("opened once at the threshold, closed once by the success after it, nothing in between", async () => {
+    const id = await freshSource();
+    const seen = breakerEvents(id);
+    await recordSuccess(db, id); // closed already: no transition
+    await recordFailure(db, id, config, { code: "http_5xx", failedRequests: 2 });
+    expect(seen).toEqual([]);
+    await recordFailure(db, id, config, { code: "timeout" }); // 3 of 3
+    await recordFailure(db, id, config, { code: "timeout" }); // open already
+    expect(seen).toEqual([
+      [
+        "breaker:opened",
+        { source: id, code: "timeout", failures: 3, openForSeconds: 60, reopened: false },
+      ],
+    ]);
+    await recordSuccess(db, id);
+    await recordSuccess(db, id);
+    expect(seen.slice(1)).toEqual([["breaker:closed", { source: id }]]);
+  });
+
+  it("a failed probe reopens (reopened: true); a probe handed back emits nothing", async () => {
+    const id = await freshSource();
+    await openBreaker(id);
+    await coolDownOver(id);
+    const seen = breakerEvents(id);
+    const handedBack = await admit(db, id, config);
+    await releaseProbe(db, id, handedBack.probeToken as string);
+    expect(seen).toEqual([]);
+    const probe = await admit(db, id, config);
+    await recordFailure(db, id, config, { code: "parse_error", probeToken: probe.probeToken });
+    expect(seen).toEqual([
+      [
+        "breaker:opened",
+        { source: id, code: "parse_error", failures: 4, openForSeconds: 60, reopened: true },
+      ],
+    ]);
+    await coolDownOver(id);
+    const next = await admit(db, id, config);
+    expect(next.probe).toBe(true);
+    await recordSuccess(db, id);
+    expect(seen.map(([name]) => name)).toEqual(["breaker:opened", "breaker:closed"]);
+  });
+
+  it("disabled once, with the code that disabled it", async () => {
+    const id = await freshSource();
+    const seen = breakerEvents(id);
+    await disableSource(db, id, "http_410", "gone");
+    await disableSource(db, id, "http_404", "later");
+    expect(seen).toEqual([["breaker:disabled", { source: id, code: "http_410" }]]);
   });
 });
 
@@ -164,10 +241,14 @@ describe.skipIf(!requireRealPostgres("50 racing admits from 5 connections"))(
     it("concurrent failures count once each and open the breaker once", async () => {
       const other = await db.connectAnother(10);
       const id = await freshSource();
+      const seen = breakerEvents(id);
       const results = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => recordFailure(i % 2 ? db : other, id, config)),
+        Array.from({ length: 20 }, (_, i) =>
+          recordFailure(i % 2 ? db : other, id, config, { code: "reset" }),
+        ),
       );
       expect(results.filter((r) => r?.opened)).toHaveLength(1);
+      expect(seen.map(([name]) => name)).toEqual(["breaker:opened"]);
       expect((await row(id)).breakerFailures).toBe(20);
     });
   },

@@ -1,12 +1,23 @@
-import type { Database } from "@/lib/db";
-import { Prisma } from "@/lib/generated/prisma/client";
 import type { BreakerConfig, BreakerState } from "@/lib/breaker";
+import type { FetchCode } from "@/lib/codes";
+import type { Database } from "@/lib/db";
+import { emit } from "@/lib/events";
+import { Prisma } from "@/lib/generated/prisma/client";
 
 export interface FailureResult {
   state: BreakerState;
   failures: number;
   /** This failure opened the breaker (threshold reached, or the probe failed). */
   opened: boolean;
+}
+
+export interface Failure {
+  /** The request's final code, carried by breaker:opened. */
+  code: FetchCode;
+  /** The half-open probe's token when this request was the probe. */
+  probeToken?: string;
+  /** Failed requests of the poll, its retries included (decision 012): 1 by default. */
+  failedRequests?: number;
 }
 
 /**
@@ -20,17 +31,19 @@ export interface FailureResult {
  * Every SET expression reads the row as it was before this UPDATE; under READ COMMITTED a
  * racing writer's committed version is re-read first (the row lock orders them), so two failures
  * reported at once count twice and open the breaker once. `opened` is read back as "open since
- * now()": now() is this statement's transaction time, so only this UPDATE can have set it.
+ * now()": now() is this statement's transaction time, so only this UPDATE can have set it, and
+ * breaker:opened is emitted here, once per opening. It is a reopening when the request held a
+ * probe token: a holder can only open the breaker through its probe while the threshold is above
+ * 1, since a probe is one request (a closed breaker it finds was reset to 0 by a success).
  */
 export async function recordFailure(
   db: Database,
   sourceId: string,
   config: BreakerConfig,
-  probeToken?: string,
-  failedRequests = 1,
+  failure: Failure,
 ): Promise<FailureResult | null> {
-  const token = probeToken ?? null;
-  const added = Math.max(1, Math.trunc(failedRequests));
+  const token = failure.probeToken ?? null;
+  const added = Math.max(1, Math.trunc(failure.failedRequests ?? 1));
   // A fragment reused in four SET expressions: a failed probe (this token holds it), or the
   // threshold reached from closed.
   const opens = Prisma.sql`(coalesce(breaker_state = 'half_open' AND breaker_probe_owner = ${token}::text, false)
@@ -46,5 +59,15 @@ export async function recordFailure(
     WHERE source_id = ${sourceId}
     RETURNING breaker_state AS state, breaker_failures AS failures,
               (breaker_state = 'open' AND breaker_changed_at = now()) AS opened`;
-  return rows[0] ?? null;
+  const result = rows[0] ?? null;
+  if (result?.opened) {
+    emit("breaker:opened", {
+      source: sourceId,
+      code: failure.code,
+      failures: result.failures,
+      openForSeconds: config.coolDownMs / 1000,
+      reopened: token !== null,
+    });
+  }
+  return result;
 }
