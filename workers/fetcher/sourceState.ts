@@ -15,7 +15,7 @@ export interface SourceFetchState {
  * Reads the source's state, creating its row on the first poll. One statement: the INSERT …
  * ON CONFLICT DO NOTHING returns the new row, or nothing when the row exists, and the second arm
  * reads the existing one (it cannot see a row inserted by this same statement, so exactly one
- * arm answers). Two workers creating it at once: one inserts, the other conflicts and reads.
+ * arm answers). Two workers creating it at once: one inserts, the other conflicts and reads again.
  */
 export async function loadSourceState(
   db: Database,
@@ -23,25 +23,29 @@ export async function loadSourceState(
   honestyIntervalMs: number,
 ): Promise<SourceFetchState> {
   const due = honestyIntervalMs;
-  const rows = await db.prisma.$queryRaw<SourceFetchState[]>`
-    WITH created AS (
-      INSERT INTO source_state (source_id) VALUES (${sourceId})
-      ON CONFLICT (source_id) DO NOTHING
-      RETURNING *
-    ), current AS (
-      SELECT * FROM created
-      UNION ALL
-      SELECT * FROM source_state WHERE source_id = ${sourceId}
-    )
-    SELECT etag, last_modified AS "lastModified", body_sha256 AS "bodySha256",
-           trusts_validators AS "trustsValidators",
-           (last_full_fetch_at IS NULL
-             OR last_full_fetch_at <= now() - ${due}::double precision * interval '1 millisecond') AS "honestyDue",
-           disabled_at IS NOT NULL AS disabled
-    FROM current LIMIT 1`;
-  const row = rows[0];
-  if (!row) throw new Error(`fetcher: could not create source_state for ${sourceId}`);
-  return row;
+  // The loser of a race to create the row waits for the winner's commit, inserts nothing, and
+  // cannot see the winner's row in its own statement's snapshot: a second statement (a new
+  // snapshot under READ COMMITTED) does.
+  for (let tries = 0; tries < 2; tries++) {
+    const rows = await db.prisma.$queryRaw<SourceFetchState[]>`
+      WITH created AS (
+        INSERT INTO source_state (source_id) VALUES (${sourceId})
+        ON CONFLICT (source_id) DO NOTHING
+        RETURNING *
+      ), current AS (
+        SELECT * FROM created
+        UNION ALL
+        SELECT * FROM source_state WHERE source_id = ${sourceId}
+      )
+      SELECT etag, last_modified AS "lastModified", body_sha256 AS "bodySha256",
+             trusts_validators AS "trustsValidators",
+             (last_full_fetch_at IS NULL
+               OR last_full_fetch_at <= now() - ${due}::double precision * interval '1 millisecond') AS "honestyDue",
+             disabled_at IS NOT NULL AS disabled
+      FROM current LIMIT 1`;
+    if (rows[0]) return rows[0];
+  }
+  throw new Error(`fetcher: could not create source_state for ${sourceId}`);
 }
 
 /**
