@@ -145,7 +145,7 @@ async function database(
       const client = new pg.Client({ connectionString: url });
       await client.connect();
       await client.query(
-        "TRUNCATE sources, source_state, collector_status, news, news_events, fetch_attempts, jobs, lease_events, queue_workers, repair_runs, admin_audit CASCADE",
+        "TRUNCATE sources, source_state, collector_status, news, news_events, fetch_attempts, jobs, lease_events, queue_claim_stats, queue_workers, repair_runs, admin_audit CASCADE",
       );
       await client.end();
       await seed(url, size);

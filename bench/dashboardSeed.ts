@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { seedJobsFrom } from "@/workers/queue/testing/seed";
 
 export interface SeedSize {
   news: number;
@@ -11,7 +12,7 @@ export interface SeedSize {
  * (generate_series), so the dashboard's queries meet realistic row counts and distributions:
  * `sources` with their state and collectors, `news` spread over 30 days (a few retracted,
  * versions 1–4), `news_events` for them (every item's first delivery plus duplicates, upgrades and
- * edits, with payloads like the writer's), a day of fetch attempts, a day of lease events, the
+ * edits, with payloads like the writer's), a day of fetch attempts, a day of claims (queue_claim_stats) and lease events, the
  * frontier, some dead letters, repair runs and admin actions. Deterministic (setseed).
  */
 export async function seedLargeDatabase(
@@ -97,28 +98,60 @@ export async function seedLargeDatabase(
      FROM generate_series(1, 200000) i`,
     [size.sources],
   );
+  const timed = async (what: string, run: () => Promise<void>) => {
+    const started = Date.now();
+    await run();
+    log(`  ${what} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  };
+  await timed("the frontier and dead letters", async () => {
+    await seedJobsFrom(
+      client,
+      ["queue", "key", "payload", "source_id", "run_at"],
+      `SELECT 'fetch', s.id || '/' || c, jsonb_build_object('sourceId', s.id, 'collector', c), s.id,
+              now() + random() * interval '5 minutes'
+       FROM sources s CROSS JOIN unnest(ARRAY['A','B']) c`,
+    );
+    await seedJobsFrom(
+      client,
+      [
+        "queue",
+        "key",
+        "payload",
+        "source_id",
+        "state",
+        "attempts",
+        "max_attempts",
+        "dead_at",
+        "first_failed_at",
+        "last_failed_at",
+        "last_error",
+        "fingerprint",
+      ],
+      `SELECT 'fetch', NULL, jsonb_build_object('sourceId', 'src-' || (1 + i % 50)), 'src-' || (1 + i % 50),
+              'dead', 10, 10, now() - (i::float8 / 2000) * interval '3 days',
+              now() - (i::float8 / 2000) * interval '4 days', now() - (i::float8 / 2000) * interval '3 days',
+              jsonb_build_object('code', 'ECONNRESET', 'message', 'socket hang up after ' || i || ' ms',
+                                 'stack', 'Error: socket hang up'),
+              (ARRAY['0123456789abcdef','fedcba9876543210','00112233aabbccdd'])[1 + i % 3]
+       FROM generate_series(1, 2000) i`,
+    );
+  });
+  // A day of claims as the claim statement rolls them up (one row per queue and minute, 150–249
+  // claims a minute, most waits under 100 ms), and the lease events kept beside them: expiries,
+  // reclaims and releases with their lease ages (no row per claim).
   await step(
-    "the frontier, dead letters and a day of lease events",
-    `INSERT INTO jobs (queue, key, payload, source_id, run_at)
-     SELECT 'fetch', s.id || '/' || c, jsonb_build_object('sourceId', s.id, 'collector', c), s.id,
-            now() + random() * interval '5 minutes'
-     FROM sources s CROSS JOIN unnest(ARRAY['A','B']) c;
-     INSERT INTO jobs (queue, key, payload, source_id, state, attempts, max_attempts, dead_at,
-                       first_failed_at, last_failed_at, last_error, fingerprint)
-     SELECT 'fetch', NULL, jsonb_build_object('sourceId', 'src-' || (1 + i % 50)), 'src-' || (1 + i % 50),
-            'dead', 10, 10, now() - (i::float8 / 2000) * interval '3 days',
-            now() - (i::float8 / 2000) * interval '4 days', now() - (i::float8 / 2000) * interval '3 days',
-            jsonb_build_object('code', 'ECONNRESET', 'message', 'socket hang up after ' || i || ' ms',
-                               'stack', 'Error: socket hang up'),
-            (ARRAY['0123456789abcdef','fedcba9876543210','00112233aabbccdd'])[1 + i % 3]
-     FROM generate_series(1, 2000) i;
-     INSERT INTO lease_events (at, job_id, queue, attempt, worker_id, kind, lease_age_ms, wait_ms)
-     SELECT now() - (i::float8 / 300000) * interval '1 day', 1 + i % 1000,
+    "a day of claims and lease events",
+    `INSERT INTO queue_claim_stats (queue, minute, claims, reclaimed, wait_ms_sum, wait_ms_max, wait_buckets)
+     SELECT q, date_trunc('minute', now()) - m * interval '1 minute', c, c / 90, c * 180, 4900,
+            ARRAY[c * 6 / 10, c * 2 / 10, c / 10, c - c * 6 / 10 - c * 2 / 10 - c / 10 - c / 20, c / 20,
+                  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]::bigint[]
+     FROM generate_series(1, 1440) m CROSS JOIN unnest(ARRAY['fetch', 'stream']) q
+     CROSS JOIN LATERAL (SELECT 150 + (m * 7) % 100 AS c) k;
+     INSERT INTO lease_events (at, job_id, queue, attempt, worker_id, kind, lease_age_ms)
+     SELECT now() - (i::float8 / 6000) * interval '1 day', 1 + i % 1000,
             CASE WHEN i % 5 = 0 THEN 'stream' ELSE 'fetch' END, 1, 'bench:' || (i % 4),
-            CASE WHEN i % 97 = 0 THEN 'expired' WHEN i % 89 = 0 THEN 'reclaimed'
-                 WHEN i % 3 = 0 THEN 'extended' ELSE 'claimed' END,
-            CASE WHEN i % 3 = 0 THEN i % 60000 ELSE 0 END, CASE WHEN i % 3 <> 0 THEN i % 5000 END
-     FROM generate_series(1, 300000) i;
+            (ARRAY['expired', 'reclaimed', 'released'])[1 + i % 3], 30000 + (i * 37) % 90000
+     FROM generate_series(1, 6000) i;
      INSERT INTO queue_workers (id, host, pid, queues, claimed, completed)
      SELECT 'bench:' || i, 'host-' || i, 1000 + i, ARRAY['fetch','stream'], 100000, 99990
      FROM generate_series(0, 3) i`,

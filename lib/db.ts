@@ -5,6 +5,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
+import { Backoff, type BackoffPolicy } from "./backoff";
 import { config } from "./config";
 import { PrismaClient } from "./generated/prisma/client";
 import { migrate, type SqlConnection } from "./migrate";
@@ -211,8 +212,9 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
         listeners.add(client);
       };
       const reconnect = async () => {
-        for (let pause = 250; !closed && !dbClosed; pause = Math.min(pause * 2, 5_000)) {
-          await new Promise((r) => setTimeout(r, pause));
+        const backoff = new Backoff(LISTEN_RECONNECT);
+        while (!closed && !dbClosed) {
+          await backoff.wait();
           if (closed || dbClosed) return;
           try {
             await connect();
@@ -246,6 +248,14 @@ function asSqlConnection(client: pg.Client): SqlConnection {
     exec: (sql) => client.query(sql),
   };
 }
+
+/**
+ * A lost LISTEN connection (PostgreSQL restarted, a network cut) is opened again after 250 ms,
+ * doubling to 5 s, with full jitter: every worker process loses its LISTEN at the same moment,
+ * and reconnecting in step would hit a database that is just coming back with all of them at
+ * once. 5 s is short next to a worker's poll interval, which covers what is missed meanwhile.
+ */
+const LISTEN_RECONNECT: BackoffPolicy = { baseMs: 250, capMs: 5_000 };
 
 const globalForDb = globalThis as unknown as { wirewatchDb?: Promise<Database> };
 

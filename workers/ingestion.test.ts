@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 import { type Ingestion, reclaimAbandonedLeases, startIngestion } from "./ingestion";
+import { holdLeases } from "./queue/testing/seed";
 
 // What `npm start` does on the embedded default with nothing configured: the simulator starts
 // inside the process and its news arrives. Settings are read once per process, so they are set
@@ -51,10 +52,7 @@ describe("ingestion with nothing configured", () => {
 
   it("takes back at once the leases a previous run on the embedded database left behind", async () => {
     // A run that exited without handing its stream back (the web server exits on SIGTERM).
-    await db.prisma.$executeRaw`
-      UPDATE jobs SET state = 'leased', attempts = 1, lease_token = gen_random_uuid(),
-             lease_owner = 'old-run', leased_at = now(), lease_expires_at = now() + interval '1 hour'
-      WHERE queue = 'stream'`;
+    await holdLeases(db, { queue: "stream", owner: "old-run", seconds: 3600 });
     await db.prisma.queueWorker.create({
       data: { id: "old-run", host: "h", pid: 1, queues: ["stream"] },
     });

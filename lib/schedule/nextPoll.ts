@@ -1,3 +1,5 @@
+import { backoffDelay } from "@/lib/backoff";
+
 /**
  * When to poll a feed or page next. Hot sources (news just arrived, or a breaking item) are
  * polled faster; a source that asks for less (Cache-Control max-age, RSS <ttl>, Retry-After) is
@@ -31,7 +33,15 @@ export const FAILING_RECHECK_SECONDS = 30;
 
 export function nextPollSeconds(f: PollFacts, random: () => number = Math.random): number {
   let delay = f.hot ? Math.max(MIN_POLL_SECONDS, f.baseSeconds / 4) : f.baseSeconds;
-  if (f.failures > 0) delay = Math.min(f.baseSeconds * 2 ** f.failures, FAILING_RECHECK_SECONDS);
+  if (f.failures > 0) {
+    // base · 2^failures, at most 30 s (in seconds here; the ±10 % below is the only jitter).
+    const policy = {
+      baseMs: f.baseSeconds * 2,
+      capMs: FAILING_RECHECK_SECONDS,
+      jitter: "none",
+    } as const;
+    delay = backoffDelay(f.failures, policy);
+  }
   const hint = Math.max(f.maxAgeSeconds ?? 0, (f.ttlMinutes ?? 0) * 60);
   if (hint > 0) delay = Math.max(delay, Math.min(hint, MAX_HINT_SECONDS));
   if (f.retryAfterSeconds) delay = Math.max(delay, Math.min(f.retryAfterSeconds, MAX_HINT_SECONDS));
