@@ -1,54 +1,17 @@
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requireTool } from "@/lib/testing/requireTool";
 import type { FetchError } from "./classify";
 import { httpGet } from "./httpGet";
 import { fixedResolver } from "./testing/servers";
+import { selfSignedCert } from "./testing/tls";
 
 const openssl = requireTool(
   "openssl",
   "the https tests (a self-signed certificate for feed.test)",
   "apt-get install openssl",
 );
-
-/** A throwaway self-signed certificate for feed.test, made with the system openssl. */
-function makeCert(bin: string): { key: Buffer; cert: Buffer } {
-  const dir = mkdtempSync(path.join(tmpdir(), "ww-tls-"));
-  try {
-    execFileSync(
-      bin,
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-days",
-        "1",
-        "-subj",
-        "/CN=feed.test",
-        "-addext",
-        "subjectAltName=DNS:feed.test",
-        "-keyout",
-        path.join(dir, "k.pem"),
-        "-out",
-        path.join(dir, "c.pem"),
-      ],
-      { stdio: ["ignore", "ignore", "pipe"] },
-    );
-    return {
-      key: readFileSync(path.join(dir, "k.pem")),
-      cert: readFileSync(path.join(dir, "c.pem")),
-    };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 let pair: { key: Buffer; cert: Buffer } | undefined;
 let server: https.Server;
@@ -57,7 +20,7 @@ let port = 0;
 beforeAll(async () => {
   if (openssl.skip) return;
   // In CI a missing openssl fails here; an openssl that cannot make the certificate fails too.
-  pair = makeCert(openssl.need());
+  pair = selfSignedCert(openssl.need(), "feed.test");
   server = https.createServer(pair, (req, res) =>
     res.end(`sni=${(req.socket as { servername?: string }).servername}`),
   );

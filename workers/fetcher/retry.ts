@@ -1,14 +1,11 @@
+import { type Clock, retry } from "@/lib/backoff";
 import { type FetchCode, isRetryable } from "./classify";
 
 /**
- * Retry within one poll, with full jitter (AWS Architecture Blog, "Exponential Backoff And
- * Jitter"): delay = random() * min(cap, base * 2^attempt). When many workers hit the same source
- * in the same second (breaking news), plain exponential backoff retries in lock-step waves; full
- * jitter spreads them uniformly over [0, ceiling]. Hand-written rather than cockatiel's
- * ExponentialBackoff because the random source and the sleep must be injectable for tests, and
- * Retry-After has to take precedence.
+ * Retries within one poll. The delays are lib/backoff's full jitter; what this adds is which
+ * outcomes are worth another try and the precedence of the source's own Retry-After.
  */
-export interface RetryPolicy {
+export interface FetchRetryPolicy {
   /** Attempts in all, the first included. 3: a blip is retried twice; a dead source is not hammered. */
   attempts: number;
   /** 500 ms, doubling: attempt 1 waits up to 0.5 s, attempt 2 up to 1 s. */
@@ -19,27 +16,12 @@ export interface RetryPolicy {
   retryAfterCapMs: number;
 }
 
-export const DEFAULT_RETRY: RetryPolicy = {
+export const DEFAULT_FETCH_RETRY: FetchRetryPolicy = {
   attempts: 3,
   baseMs: 500,
   capMs: 10_000,
   retryAfterCapMs: 60_000,
 };
-
-export interface RetryDeps {
-  random: () => number;
-  sleep: (ms: number) => Promise<void>;
-}
-
-export const realRetryDeps: RetryDeps = {
-  random: Math.random,
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-};
-
-/** Full-jitter delay before retry number `retry` (1 for the first retry). */
-export function jitterDelay(retry: number, policy: RetryPolicy, random: () => number): number {
-  return random() * Math.min(policy.capMs, policy.baseMs * 2 ** (retry - 1));
-}
 
 /** Retry-After as milliseconds: delta-seconds or an HTTP date; undefined when absent or bad. */
 export function parseRetryAfter(value: string | undefined, nowMs: number): number | undefined {
@@ -56,31 +38,31 @@ export interface AttemptOutcome {
 }
 
 /**
- * The wait before retry number `retry`, or null when this outcome must not be retried: only 429,
- * 5xx and timeouts are retried; any other 4xx is an answer, and asking again gets the same one.
+ * After this outcome: null to stop (only 429, 5xx and timeouts are retried; any other 4xx is an
+ * answer, and asking again gets the same one), the source's Retry-After (capped) when it gave
+ * one, undefined for the policy's back-off.
  */
-export function retryDelay(
+export function nextTry(
   outcome: AttemptOutcome,
-  retry: number,
-  policy: RetryPolicy,
-  random: () => number,
-): number | null {
-  if (!isRetryable(outcome.code) || retry >= policy.attempts) return null;
+  policy: FetchRetryPolicy,
+): number | null | undefined {
+  if (!isRetryable(outcome.code)) return null;
   if (outcome.retryAfterMs !== undefined)
     return Math.min(outcome.retryAfterMs, policy.retryAfterCapMs);
-  return jitterDelay(retry, policy, random);
+  return undefined;
 }
 
 /** Runs `attempt(retryNumber)` until its outcome is final or the attempts are spent. */
-export async function withRetry<T extends AttemptOutcome>(
+export function retryRequest<T extends AttemptOutcome>(
   attempt: (retry: number) => Promise<T>,
-  policy: RetryPolicy,
-  deps: RetryDeps,
+  policy: FetchRetryPolicy,
+  clock: Clock,
 ): Promise<T> {
-  for (let retry = 0; ; retry++) {
-    const outcome = await attempt(retry);
-    const delay = retryDelay(outcome, retry + 1, policy, deps.random);
-    if (delay === null) return outcome;
-    await deps.sleep(delay);
-  }
+  return retry(attempt, {
+    attempts: policy.attempts,
+    policy: { baseMs: policy.baseMs, capMs: policy.capMs },
+    clock,
+    // An attempt never throws (attemptGet turns every failure into a code).
+    decide: (o) => ("error" in o ? null : nextTry(o.value, policy)),
+  });
 }

@@ -1,14 +1,14 @@
 import type http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_BREAKER } from "@/lib/breaker";
 import { on } from "@/lib/events";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 import { toSourceRef } from "@/workers/collectors/sourceRef";
 import type { FetchSourceOptions } from "@/workers/fetcher";
-import { DEFAULT_BREAKER } from "@/lib/breaker";
 import { DEFAULT_LIMITS } from "@/workers/fetcher/httpGet";
 import { OutageWatch } from "@/workers/fetcher/outage";
 import { RateBudget } from "@/workers/fetcher/rateBudget";
-import { DEFAULT_RETRY } from "@/workers/fetcher/retry";
+import { DEFAULT_FETCH_RETRY } from "@/workers/fetcher/retry";
 import { startServer, type TestServer } from "@/workers/fetcher/testing/servers";
 import type { ClaimedJob } from "@/workers/queue/types";
 import { refreshFeed } from "@/workers/refreshFeed";
@@ -133,11 +133,12 @@ describe("a source failing every poll opens its breaker within 3 minutes of defa
     // Every failed request counts, the retries inside a poll included: a 503 poll tries 3 times,
     // so the second poll reaches the threshold of 5.
     expect({ polls: unavailable.polls, opened: unavailable.elapsed <= 180 }).toEqual({
-      polls: Math.ceil(DEFAULT_BREAKER.threshold / DEFAULT_RETRY.attempts),
+      polls: Math.ceil(DEFAULT_BREAKER.threshold / DEFAULT_FETCH_RETRY.attempts),
       opened: true,
     });
     expect(server.hits(`/${down.id}`)).toBe(
-      DEFAULT_RETRY.attempts * Math.ceil(DEFAULT_BREAKER.threshold / DEFAULT_RETRY.attempts),
+      DEFAULT_FETCH_RETRY.attempts *
+        Math.ceil(DEFAULT_BREAKER.threshold / DEFAULT_FETCH_RETRY.attempts),
     );
     const state = await breaker(html.id);
     expect(state).toMatchObject({ lastErrorCode: "parse_error", breakerFailures: 5 });
@@ -165,7 +166,7 @@ describe("a source failing every poll opens its breaker within 3 minutes of defa
       if (outcome) payload = outcome.reschedule.payload as Record<string, unknown>;
     }
     expect(codes).toEqual(["closed", "open"]);
-    expect(server.hits(`/${hung.id}`)).toBe(2 * DEFAULT_RETRY.attempts);
+    expect(server.hits(`/${hung.id}`)).toBe(2 * DEFAULT_FETCH_RETRY.attempts);
   });
 
   it("a broken page's Cache-Control does not hold the next poll back", async () => {
