@@ -33,9 +33,9 @@ describe("events", () => {
 
   it("unsubscribes, and emitting with no subscribers is a no-op", () => {
     let n = 0;
-    const off = on("lease:reclaimed", () => n++);
+    const off = on("buffer:dropped", () => n++);
     off();
-    emit("lease:reclaimed", { stage: "fetch", count: 1 });
+    emit("buffer:dropped", { stage: "store", count: 1 });
     expect(n).toBe(0);
   });
 

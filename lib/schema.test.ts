@@ -324,9 +324,21 @@ describe("the migrated database matches prisma/schema.prisma", () => {
     });
     expectSameColumns(failure, await columnsOf("job_failures"));
     const event = await db.prisma.leaseEvent.create({
-      data: { jobId: 1n, queue: "fetch", attempt: 1, kind: "claimed", waitMs: 3 },
+      data: { jobId: 1n, queue: "fetch", attempt: 1, kind: "reclaimed", waitMs: 3 },
     });
     expectSameColumns(event, await columnsOf("lease_events"));
+    const claims = await db.prisma.queueClaimStat.create({
+      data: {
+        queue: "fetch",
+        minute: new Date("2026-12-01T10:00:00Z"),
+        claims: 3n,
+        reclaimed: 1n,
+        waitMsSum: 120n,
+        waitMsMax: 80,
+        waitBuckets: [2n, 1n, ...new Array(14).fill(0n)],
+      },
+    });
+    expectSameColumns(claims, await columnsOf("queue_claim_stats"));
     const worker = await db.prisma.queueWorker.create({
       data: { id: "host:1:abc", host: "host", pid: 1, queues: ["fetch"] },
     });
@@ -460,6 +472,7 @@ describe("the migrated database matches prisma/schema.prisma", () => {
       "network_outages",
       "news",
       "news_events",
+      "queue_claim_stats",
       "queue_workers",
       "repair_changes",
       "repair_runs",
