@@ -1,3 +1,4 @@
+import { backoffDelay } from "@/lib/backoff";
 import type { Database } from "@/lib/db";
 import { logger } from "@/lib/logger";
 import { recordContent } from "@/workers/collectors/collectorStatus";
@@ -85,7 +86,15 @@ export function storyStage(db: Database, options: StoryStageOptions = {}): Queue
         await db.prisma.$executeRaw`
           UPDATE story_sync SET last_error = ${message}, last_error_at = now()
           WHERE source_id = ${source.id}`;
-        const delaySeconds = Math.min(source.pollIntervalSeconds, 5 * 2 ** Math.min(failures, 8));
+        // 10 s, 20 s, 40 s … up to the poll interval: the API gets a breather, and the source
+        // is never checked less often than when healthy. No jitter: one job per source, and the
+        // wait is shown as the source's next poll.
+        const delaySeconds =
+          backoffDelay(failures + 1, {
+            baseMs: 5_000,
+            capMs: source.pollIntervalSeconds * 1000,
+            jitter: "none",
+          }) / 1000;
         // Source health shows it failing until the API answers again.
         await db.prisma.sourceState.updateMany({
           where: { sourceId: source.id },
