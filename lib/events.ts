@@ -52,13 +52,21 @@ export interface EventMap {
   /** A handler failed; the job retries after `retryInSeconds`, or is dead (see job:dead). */
   "job:failed": { queue: string; attempt: number; retryInSeconds: number | null; error: string };
   /** A job was parked as a dead letter (attempts spent, or a permanent error). */
-  "job:dead": { queue: string; attempt: number; error: string };
+  "job:dead": { queue: string; attempt: number; error: string; workerId: string; jobId: string };
   /** Leases found expired by the sweeper: jobs due again (or dead when out of attempts). */
-  "job:expired": { queue: string; count: number; leaseAgesMs: number[] };
+  "job:expired": {
+    queue: string;
+    count: number;
+    /** Of `count`, jobs out of attempts: parked as dead letters. */
+    parked: number;
+    leaseAgesMs: number[];
+    /** The worker whose sweeper found them (not the one that held them). */
+    workerId: string;
+  };
   /** Leases handed back at stop (due at once for another worker). */
-  "job:released": { queue: string; count: number };
+  "job:released": { queue: string; count: number; workerId: string };
   /** A held lease this worker could no longer extend; its handler was aborted. */
-  "job:lost": { queue: string; reason: string };
+  "job:lost": { queue: string; reason: string; workerId: string; jobId: string };
   /** A source's breaker opened (failures in a row reached the threshold) or reopened after a probe. */
   "breaker:opened": {
     source: string;

@@ -1,19 +1,19 @@
 import type { Database } from "@/lib/db";
 import { fingerprint } from "./jobError";
-import { defaultRetryPolicy, type RetryPolicy } from "./retryPolicy";
+import { defaultJobRetryPolicy, type JobRetryPolicy, retryDelaySeconds } from "./retryPolicy";
 import type { ClaimedJob, JobError } from "./types";
 
 export type FailOutcome = "retrying" | "dead" | "not_held";
 
 export interface FailOptions {
-  retry?: RetryPolicy;
+  retry?: JobRetryPolicy;
   /** Park as a dead letter now, whatever attempts are left (an error retrying cannot fix). */
   park?: boolean;
 }
 
 /**
- * Records a failed attempt, in one fenced statement: the job is due again after a growing,
- * jittered delay (base · 2^(attempt-1), between half and all of it, capped), or, when its attempts
+ * Records a failed attempt, in one fenced statement: the job is due again after a growing delay
+ * (retryDelaySeconds: base · 2^(attempt-1), capped), or, when its attempts
  * are used up or `park` is set, parked as a dead letter with the full error and its fingerprint.
  * The attempt is also appended to job_failures (the job's history). 'not_held' when the caller's
  * lease was taken over: nothing changed.
@@ -25,18 +25,15 @@ export async function fail(
   error: JobError,
   options: FailOptions = {},
 ): Promise<FailOutcome> {
-  const retry = options.retry ?? defaultRetryPolicy;
   const { lease } = job;
+  const delaySeconds = retryDelaySeconds(options.retry ?? defaultJobRetryPolicy, lease.attempt);
   const rows = await db.prisma.$queryRaw<{ state: "ready" | "dead" }[]>`
     WITH failed AS (
       UPDATE jobs j
       SET state = CASE WHEN ${options.park ?? false} OR j.attempts >= j.max_attempts
                        THEN 'dead' ELSE 'ready' END,
           run_at = CASE WHEN ${options.park ?? false} OR j.attempts >= j.max_attempts THEN j.run_at
-                   ELSE now() + make_interval(secs =>
-                     least(${retry.maxDelaySeconds}::float8,
-                           ${retry.baseDelaySeconds}::float8 * power(2, j.attempts - 1))
-                     * (0.5 + random() / 2)) END,
+                   ELSE now() + make_interval(secs => ${delaySeconds}::float8) END,
           dead_at = CASE WHEN ${options.park ?? false} OR j.attempts >= j.max_attempts
                          THEN now() END,
           lease_token = NULL, lease_owner = NULL, leased_at = NULL, lease_expires_at = NULL,

@@ -3,6 +3,8 @@ import { archiveExpiredDeadLetters } from "./deadLetters/archiveExpired";
 
 /** Lease events are for recent history (the dashboard's hours and days), not an archive. */
 export const LEASE_EVENTS_KEEP_DAYS = 3;
+/** Claims per queue and minute, for the dashboard's week: 10,080 rows a week per queue. */
+export const CLAIM_STATS_KEEP_DAYS = 7;
 /** Failures of jobs that since succeeded; a dead letter's own history is kept with it. */
 export const FAILURES_KEEP_DAYS = 30;
 
@@ -12,16 +14,25 @@ export const STORY_EVENTS_KEEP_DAYS = 45;
 /**
  * The queue's periodic upkeep, run by every worker process now and then (each statement is
  * idempotent, so overlapping runs are harmless): dead letters past their TTL are archived, old
- * lease events, the failure history of jobs that no longer exist, and story events past any
- * retry or catch-up are trimmed.
+ * lease events and claim stats, the failure history of jobs that no longer exist, and story
+ * events past any retry or catch-up are trimmed.
  */
 export async function housekeeping(
   db: Database,
   deadLetterTtlDays?: number,
-): Promise<{ archived: number; leaseEvents: number; failures: number; storyEvents: number }> {
+): Promise<{
+  archived: number;
+  leaseEvents: number;
+  claimStats: number;
+  failures: number;
+  storyEvents: number;
+}> {
   const archived = await archiveExpiredDeadLetters(db, deadLetterTtlDays);
   const leaseEvents = await db.prisma.$executeRaw`
     DELETE FROM lease_events WHERE at < now() - make_interval(days => ${LEASE_EVENTS_KEEP_DAYS})`;
+  const claimStats = await db.prisma.$executeRaw`
+    DELETE FROM queue_claim_stats
+    WHERE minute < now() - make_interval(days => ${CLAIM_STATS_KEEP_DAYS})`;
   const failures = await db.prisma.$executeRaw`
     DELETE FROM job_failures f
     WHERE f.failed_at < now() - make_interval(days => ${FAILURES_KEEP_DAYS})
@@ -29,5 +40,5 @@ export async function housekeeping(
   const storyEvents = await db.prisma.$executeRaw`
     DELETE FROM story_events
     WHERE published_at < now() - make_interval(days => ${STORY_EVENTS_KEEP_DAYS})`;
-  return { archived, leaseEvents, failures, storyEvents };
+  return { archived, leaseEvents, claimStats, failures, storyEvents };
 }

@@ -57,7 +57,7 @@ export function fingerprint(stage: string, error: JobError): string {
 }
 
 /** The host of a URL-ish payload field, for fingerprints; undefined when there is none. */
-export function hostOf(url: unknown): string | undefined {
+export function urlHost(url: unknown): string | undefined {
   if (typeof url !== "string") return undefined;
   try {
     return new URL(url).host || undefined;

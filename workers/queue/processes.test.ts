@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { queuesView } from "@/lib/dashboard/queues";
+import { countWorkers } from "@/lib/dashboard/workers";
 import { createScratchDatabase, type ScratchDatabase } from "@/lib/scratchDatabase";
 import { sleep } from "@/lib/sleep";
 import { requireRealPostgres, testServerUrl } from "@/lib/testing/db";
@@ -10,7 +11,6 @@ import {
   type WorkerProcess,
   type WorkerProcessOptions,
 } from "./testing/workerProcess";
-import { countWorkers } from "@/lib/dashboard/workers";
 
 // Real worker processes against one PostgreSQL database: many racing for the same rows, one
 // killed with SIGKILL while it holds leases, one stopped with SIGTERM while it has work in
@@ -37,7 +37,7 @@ describe.skipIf(!requireRealPostgres("the queue's multi-process tests (kill -9, 
     afterAll(() => scratch?.dispose());
     beforeEach(async () => {
       await scratch.db.prisma.$executeRawUnsafe(
-        "TRUNCATE jobs, job_failures, lease_events, queue_workers, effects, runs",
+        "TRUNCATE jobs, job_failures, lease_events, queue_claim_stats, queue_workers, effects, runs",
       );
     });
 
@@ -115,17 +115,21 @@ describe.skipIf(!requireRealPostgres("the queue's multi-process tests (kill -9, 
       expect(await count("SELECT count(DISTINCT job_key) FROM runs")).toBe(N);
       expect(await count("SELECT count(*) FROM jobs")).toBe(0);
       expect(await count("SELECT count(*) FROM job_failures")).toBe(0);
-      // No (job, attempt) claimed twice, and every job claimed exactly once.
-      const doubles = await sql<{ job_id: bigint; attempt: number; n: number }>(
-        `SELECT job_id, attempt, count(*)::int AS n FROM lease_events
-         WHERE kind IN ('claimed', 'reclaimed') GROUP BY job_id, attempt HAVING count(*) > 1`,
+      // No (job, attempt) run twice, and every job claimed exactly once: each run is a row of
+      // `runs` with the attempt it held, and the claim counts add up to N with no reclaim.
+      const doubles = await sql<{ job_key: string; attempt: number; n: number }>(
+        `SELECT job_key, attempt, count(*)::int AS n FROM runs
+         GROUP BY job_key, attempt HAVING count(*) > 1`,
       );
       expect(doubles).toEqual([]);
-      expect(await count("SELECT count(*) FROM lease_events WHERE kind = 'claimed'")).toBe(N);
-      // (Heartbeats may extend leases on a slow machine; nothing expired, was reclaimed or released.)
+      expect(await count("SELECT count(*) FROM runs WHERE attempt = 1")).toBe(N);
       expect(
-        await count("SELECT count(*) FROM lease_events WHERE kind NOT IN ('claimed', 'extended')"),
-      ).toBe(0);
+        await one(
+          "SELECT sum(claims)::int AS claims, sum(reclaimed)::int AS reclaimed FROM queue_claim_stats",
+        ),
+      ).toEqual({ claims: N, reclaimed: 0 });
+      // Nothing expired, was reclaimed or released (claims and extensions write no lease event).
+      expect(await count("SELECT count(*) FROM lease_events")).toBe(0);
       // The same result as running them one after another: every key's effect, with its value.
       const effects = await sql<{ job_key: string; value: bigint }>(
         "SELECT job_key, value FROM effects",
@@ -164,10 +168,16 @@ describe.skipIf(!requireRealPostgres("the queue's multi-process tests (kill -9, 
         Array.from({ length: 50 }, (_, i) => ({ key: `c${i}`, payload: { n: i } })),
       );
       await until("50 leases held by the victim", async () => (await leasedBy(victim.id)) === 50);
-      // Let a heartbeat extend them at least once: the leases are live, not just fresh.
+      // Let a heartbeat extend them at least once: the leases are live, not just fresh (an
+      // extended lease ends later than its claim's lease would have).
       await until(
         "a heartbeat",
-        async () => (await count("SELECT count(*) FROM lease_events WHERE kind = 'extended'")) > 0,
+        async () =>
+          (await count(
+            `SELECT count(*) FROM jobs WHERE state = 'leased'
+               AND lease_expires_at > leased_at + make_interval(secs => $1::float8)`,
+            LEASE_S,
+          )) === 50,
         LEASE_S * 1000,
       );
       const { left_ms } = await one<{ left_ms: number }>(
@@ -216,13 +226,17 @@ describe.skipIf(!requireRealPostgres("the queue's multi-process tests (kill -9, 
       expect(await count("SELECT count(*) FROM jobs")).toBe(0);
       const kinds = await sql<{ kind: string; worker_id: string; n: number }>(
         `SELECT kind, worker_id, count(*)::int AS n FROM lease_events
-         WHERE kind <> 'extended' GROUP BY kind, worker_id ORDER BY kind`,
+         GROUP BY kind, worker_id ORDER BY kind`,
       );
       expect(kinds).toEqual([
-        { kind: "claimed", worker_id: victim.id, n: 50 },
         { kind: "expired", worker_id: victim.id, n: 50 },
         { kind: "reclaimed", worker_id: rescuer.id, n: 50 },
       ]);
+      expect(
+        await one(
+          "SELECT sum(claims)::int AS claims, sum(reclaimed)::int AS reclaimed FROM queue_claim_stats",
+        ),
+      ).toEqual({ claims: 100, reclaimed: 50 });
       expect(
         await count(
           "SELECT count(*) FROM job_failures WHERE kind = 'lease_expired' AND worker_id = $1",

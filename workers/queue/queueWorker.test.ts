@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { Clock } from "@/lib/backoff";
+import type { Database } from "@/lib/db";
+import { type EventMap, on } from "@/lib/events";
 import { sleep } from "@/lib/sleep";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 import { claim } from "./claim";
@@ -12,7 +15,8 @@ beforeAll(async () => {
 });
 afterAll(() => db?.drop());
 beforeEach(async () => {
-  await db.prisma.$executeRaw`TRUNCATE jobs, job_failures, lease_events, queue_workers`;
+  await db.prisma
+    .$executeRaw`TRUNCATE jobs, job_failures, lease_events, queue_claim_stats, queue_workers`;
 });
 
 async function until(check: () => Promise<boolean>, timeoutMs = 15_000) {
@@ -25,6 +29,13 @@ async function until(check: () => Promise<boolean>, timeoutMs = 15_000) {
 }
 
 const jobsLeft = async () => db.prisma.job.count();
+const claimCounts = async (queue: string) =>
+  (
+    await db.prisma.queueClaimStat.aggregate({
+      where: { queue },
+      _sum: { claims: true, reclaimed: true },
+    })
+  )._sum;
 
 describe("queue worker", () => {
   it("runs every job once and reports its state", async () => {
@@ -79,10 +90,10 @@ describe("queue worker", () => {
     await until(async () => (await jobsLeft()) === 0);
     await Promise.all([worker.stop(), rival.stop()]);
     expect(runs).toBe(1);
-    const kinds = (await db.prisma.leaseEvent.findMany()).map((e) => e.kind);
-    expect(kinds.filter((k) => k === "claimed")).toHaveLength(1);
-    expect(kinds.filter((k) => k === "extended").length).toBeGreaterThanOrEqual(3);
-    expect(kinds).not.toContain("expired");
+    // Claimed once, never expired or reclaimed: the heartbeats kept it through 3 leases while
+    // the rival swept every 100 ms.
+    expect(await db.prisma.leaseEvent.count()).toBe(0);
+    expect(await claimCounts("slow")).toEqual({ claims: 1n, reclaimed: 0n });
   });
 
   it("re-claims a job whose holder stopped heartbeating, once, and fences the old holder", async () => {
@@ -102,7 +113,8 @@ describe("queue worker", () => {
     const kinds = (await db.prisma.leaseEvent.findMany({ orderBy: { id: "asc" } })).map(
       (e) => e.kind,
     );
-    expect(kinds).toEqual(["claimed", "expired", "reclaimed"]);
+    expect(kinds).toEqual(["expired", "reclaimed"]);
+    expect(await claimCounts("silent")).toEqual({ claims: 2n, reclaimed: 1n });
     if (stale) expect(await complete(db, [stale.lease])).toEqual([]);
   });
 
@@ -132,7 +144,85 @@ describe("queue worker", () => {
     expect(released).toBe(2);
   });
 
+  it("emits a job:claimed per claim statement that took jobs, and a job:completed per job", async () => {
+    const claimed: EventMap["job:claimed"][] = [];
+    const completed: EventMap["job:completed"][] = [];
+    const offs = [
+      on("job:claimed", (e) => {
+        if (e.workerId === "emitter") claimed.push(e);
+      }),
+      on("job:completed", (e) => {
+        if (e.queue === "events") completed.push(e);
+      }),
+    ];
+    await enqueue(
+      db,
+      "events",
+      Array.from({ length: 120 }, (_, i) => ({ key: `e${i}` })),
+    );
+    const worker = await startQueueWorker(db, {
+      workerId: "emitter",
+      queues: { events: { concurrency: 50, batchSize: 25, handler: async () => undefined } },
+      pollMs: 20,
+    });
+    await until(async () => (await jobsLeft()) === 0);
+    await sleep(200); // idle polls: claims that find nothing, and say nothing
+    await worker.stop();
+    for (const off of offs) off();
+    expect(claimed.every((e) => e.count > 0 && e.count <= 25)).toBe(true);
+    expect(claimed.every((e) => e.waitsMs.length === e.count && e.reclaimed === 0)).toBe(true);
+    expect(claimed.reduce((a, e) => a + e.count, 0)).toBe(120);
+    expect(completed).toHaveLength(120);
+    expect(completed.every((e) => !e.rescheduled && e.durationMs >= 0)).toBe(true);
+    expect(worker.counters()).toMatchObject({ claimed: 120, completed: 120, inFlight: 0 });
+  });
+
+  it("backs off a lost database by lib/backoff on the injected clock", async () => {
+    const refused = () => Promise.reject(new Error("connect ECONNREFUSED"));
+    const down = {
+      kind: "postgres",
+      location: "nowhere",
+      prisma: { $queryRaw: refused, $executeRaw: refused },
+      listen: async () => async () => undefined,
+      close: async () => undefined,
+    } as unknown as Database;
+    const slept: number[] = [];
+    const clock: Clock = {
+      now: () => Date.now(),
+      random: () => 1, // full jitter at its ceiling: the delays are the policy's ceilings
+      sleep: (ms, signal) => {
+        slept.push(ms);
+        return sleep(1, signal);
+      },
+    };
+    const worker = await startQueueWorker(down, {
+      // Every other loop's interval is below the first back-off (250 ms), to tell them apart.
+      queues: { q: { handler: async () => undefined, leaseSeconds: 0.3 } },
+      clock,
+      pollMs: 13,
+      sweepMs: 17,
+      reportMs: 19,
+      housekeepingMs: 23,
+    });
+    await until(async () => slept.filter((ms) => ms >= 250).length >= 7);
+    await worker.stop();
+    expect(slept.filter((ms) => ms >= 250).slice(0, 7)).toEqual([
+      250, 500, 1_000, 2_000, 4_000, 5_000, 5_000,
+    ]);
+    expect(worker.counters().lastError).toMatch(/ECONNREFUSED/);
+  });
+
   it("retries a failing job and parks it after its attempts", async () => {
+    const failed: EventMap["job:failed"][] = [];
+    const dead: EventMap["job:dead"][] = [];
+    const offs = [
+      on("job:failed", (e) => {
+        if (e.queue === "broken") failed.push(e);
+      }),
+      on("job:dead", (e) => {
+        if (e.queue === "broken") dead.push(e);
+      }),
+    ];
     await enqueue(db, "broken", [{ key: "x", maxAttempts: 3 }]);
     const worker = await startQueueWorker(db, {
       queues: {
@@ -147,10 +237,27 @@ describe("queue worker", () => {
     });
     await until(async () => (await db.prisma.job.count({ where: { state: "dead" } })) === 1);
     await worker.stop();
-    const dead = await db.prisma.job.findFirstOrThrow();
-    expect(dead.attempts).toBe(3);
-    expect(dead.lastError).toMatchObject({ code: "42703", message: "no such column 42" });
+    const parked = await db.prisma.job.findFirstOrThrow();
+    const dead0Id = parked.id;
+    expect(parked.attempts).toBe(3);
+    expect(parked.lastError).toMatchObject({ code: "42703", message: "no such column 42" });
     expect(await db.prisma.jobFailure.count()).toBe(3);
     expect(worker.counters().failed).toBe(3);
+    for (const off of offs) off();
+    // 0.05 · 2^(attempt-1) s, then dead.
+    expect(failed.map((e) => [e.attempt, e.retryInSeconds, e.error])).toEqual([
+      [1, 0.05, "42703"],
+      [2, 0.1, "42703"],
+      [3, null, "42703"],
+    ]);
+    expect(dead).toEqual([
+      {
+        queue: "broken",
+        attempt: 3,
+        error: "42703",
+        workerId: worker.id,
+        jobId: String(dead0Id),
+      },
+    ]);
   });
 });

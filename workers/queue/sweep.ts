@@ -1,5 +1,5 @@
 import type { Database } from "@/lib/db";
-import { defaultRetryPolicy, type RetryPolicy } from "./retryPolicy";
+import { defaultJobRetryPolicy, expiryDelaySeconds, type JobRetryPolicy } from "./retryPolicy";
 
 /** The masked message of an expired lease, for its fingerprint. */
 export const LEASE_EXPIRED_MESSAGE = "lease ran out";
@@ -9,11 +9,19 @@ export interface SweepResult {
   returned: number;
   /** Jobs whose lease ran out on their last attempt: parked as dead letters. */
   parked: number;
+  /** How long each swept lease had been held (leased_at to now, ms). */
+  leaseAgesMs: number[];
 }
 
 /**
+ * Expiry delays by attempt, computed here (lib/backoff) and indexed in SQL by the row's attempt:
+ * 32 steps of a doubling schedule pass any cap; later attempts take the cap.
+ */
+const DELAY_STEPS = 32;
+
+/**
  * Returns jobs whose lease ran out (by the database clock) to their queue: the first expiry is
- * due at once, later ones after a growing delay (base · (2^(attempt-1) − 1), jittered), so a job
+ * due at once, later ones after a growing delay (expiryDelaySeconds), so a job
  * that kills its worker every time degrades into patient retries and, after its last attempt,
  * a dead letter. Each expiry is recorded as an 'expired' lease event (with the lease's age) and a
  * 'lease_expired' failure in the job's history. Safe to run from every worker at once: SKIP
@@ -21,12 +29,13 @@ export interface SweepResult {
  */
 export async function sweep(
   db: Database,
-  retry: RetryPolicy = defaultRetryPolicy,
+  retry: JobRetryPolicy = defaultJobRetryPolicy,
   limit = 1000,
   /** Only this queue's jobs (each queue is swept with its own retry policy); all when null. */
   queue: string | null = null,
 ): Promise<SweepResult> {
-  const rows = await db.prisma.$queryRaw<{ state: string; n: number }[]>`
+  const delays = Array.from({ length: DELAY_STEPS }, (_, i) => expiryDelaySeconds(retry, i + 1));
+  const rows = await db.prisma.$queryRaw<{ state: string; n: number; ages: number[] }[]>`
     WITH expired AS (
       SELECT id, lease_owner, leased_at FROM jobs
       WHERE state = 'leased' AND lease_expires_at < now()
@@ -39,9 +48,7 @@ export async function sweep(
       SET state = CASE WHEN j.attempts >= j.max_attempts THEN 'dead' ELSE 'ready' END,
           dead_at = CASE WHEN j.attempts >= j.max_attempts THEN now() END,
           run_at = now() + make_interval(secs =>
-            least(${retry.maxDelaySeconds}::float8,
-                  ${retry.baseDelaySeconds}::float8 * (power(2, j.attempts - 1) - 1))
-            * (0.5 + random() / 2)),
+            coalesce((${delays}::float8[])[j.attempts], ${retry.maxDelaySeconds}::float8)),
           lease_expired = true,
           lease_token = NULL, lease_owner = NULL, leased_at = NULL, lease_expires_at = NULL,
           first_failed_at = coalesce(j.first_failed_at, now()), last_failed_at = now(),
@@ -55,17 +62,20 @@ export async function sweep(
       FROM expired
       WHERE j.id = expired.id
       RETURNING j.id, j.queue, j.attempts, j.state, j.last_error, j.fingerprint,
-                expired.lease_owner, expired.leased_at
+                expired.lease_owner,
+                floor(extract(epoch FROM now() - expired.leased_at) * 1000)::int AS lease_age_ms
     ), recorded AS (
       INSERT INTO lease_events (job_id, queue, attempt, worker_id, kind, lease_age_ms)
-      SELECT id, queue, attempts, lease_owner, 'expired',
-             floor(extract(epoch FROM now() - leased_at) * 1000)::int
-      FROM swept
+      SELECT id, queue, attempts, lease_owner, 'expired', lease_age_ms FROM swept
     ), history AS (
       INSERT INTO job_failures (job_id, queue, attempt, worker_id, kind, error, fingerprint)
       SELECT id, queue, attempts, lease_owner, 'lease_expired', last_error, fingerprint FROM swept
     )
-    SELECT state, count(*)::int AS n FROM swept GROUP BY state`;
+    SELECT state, count(*)::int AS n, array_agg(lease_age_ms) AS ages FROM swept GROUP BY state`;
   const count = (state: string) => rows.find((r) => r.state === state)?.n ?? 0;
-  return { returned: count("ready"), parked: count("dead") };
+  return {
+    returned: count("ready"),
+    parked: count("dead"),
+    leaseAgesMs: rows.flatMap((r) => r.ages),
+  };
 }

@@ -1,0 +1,71 @@
+import { emit } from "@/lib/events";
+import { housekeeping } from "../housekeeping";
+import { defaultJobRetryPolicy } from "../retryPolicy";
+import { sweep } from "../sweep";
+import { workerSeen } from "../workerState";
+import { every, type WorkerContext } from "./context";
+import type { QueueOptions } from "./types";
+
+/**
+ * Returns this process's queues' expired leases, each queue with its own retry policy (the
+ * workers serving a queue are the ones that sweep it). What came back is due at once: its
+ * queue is woken rather than left to its next poll.
+ */
+export function sweeper(
+  ctx: WorkerContext,
+  queues: Record<string, QueueOptions>,
+  ms: number,
+  stop: AbortSignal,
+  wake: (queue: string) => void,
+): Promise<void> {
+  return every(ctx, ms, stop, "sweep", async () => {
+    for (const [queue, q] of Object.entries(queues)) {
+      try {
+        const swept = await sweep(ctx.db, q.retry ?? defaultJobRetryPolicy, 1000, queue);
+        const count = swept.returned + swept.parked;
+        if (count === 0) continue;
+        emit("job:expired", {
+          queue,
+          count,
+          parked: swept.parked,
+          leaseAgesMs: swept.leaseAgesMs,
+          workerId: ctx.id,
+        });
+        if (swept.returned > 0) wake(queue);
+      } catch (err) {
+        ctx.noteError(err, "sweep");
+      }
+    }
+  });
+}
+
+/** Archives dead letters past their TTL and trims old history, now and then. */
+export function housekeeper(
+  ctx: WorkerContext,
+  ms: number,
+  deadLetterTtlDays: number | undefined,
+  stop: AbortSignal,
+): Promise<void> {
+  return every(ctx, ms, stop, "housekeeping", async () => {
+    const done = await housekeeping(ctx.db, deadLetterTtlDays);
+    if (done.archived > 0) ctx.log.info(done, "dead letters past their TTL archived");
+  });
+}
+
+/** Writes the worker's row in queue_workers (its counters) every `ms`. */
+export function reporter(
+  ctx: WorkerContext,
+  queues: string[],
+  ms: number,
+  draining: AbortSignal,
+  halt: AbortSignal,
+): Promise<void> {
+  return every(ctx, ms, halt, "report", () => report(ctx, queues, draining));
+}
+
+export function report(ctx: WorkerContext, queues: string[], draining: AbortSignal) {
+  const state = draining.aborted ? "draining" : "running";
+  return workerSeen(ctx.db, ctx.id, queues, state, ctx.counters).catch((err: unknown) =>
+    ctx.noteError(err, "report"),
+  );
+}
