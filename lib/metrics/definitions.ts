@@ -37,8 +37,8 @@ export const QUEUE_JOB_OUTCOMES = [
   "lost",
 ] as const;
 const BREAKER_TRANSITIONS = ["open", "closed", "disabled"];
-/** A stream ends with a fetch code (it failed), dropped (the peer closed it) or stopped (we did). */
-const STREAM_END_CODES = [...FETCH_CODES, "dropped", "stopped"];
+/** A stream ends with a fetch code (it dropped: reset, timeout …) or `stopped` (we stopped it). */
+const STREAM_END_CODES = [...FETCH_CODES, "stopped"];
 
 /** A counter whose labels are bounded by its guard: callers hand it the raw event or row. */
 export interface BoundedCounter {
@@ -144,7 +144,7 @@ export function defineOwnMetrics(registry: Registry) {
       new LabelGuard(["source", "collector"], { code: STREAM_END_CODES }),
       {
         name: "wirewatch_stream_disconnects_total",
-        help: "Stream connections ended, by source, collector and code (a fetch code when it failed, dropped when the peer closed it, stopped when we did).",
+        help: "Stream connections ended, by source, collector and code (a fetch code when it dropped: reset, timeout ...; stopped when we stopped it).",
         labelNames: ["source", "collector", "code"],
       },
     ),
