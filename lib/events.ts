@@ -32,8 +32,6 @@ export interface EventMap {
   "buffer:waited": { stage: string };
   /** Deliveries a buffer refused (it was closing, or a wait was cut short). */
   "buffer:dropped": { stage: string; count: number };
-  /** @deprecated replaced by job:claimed's `reclaimed`; removed with the queue worker rewrite. */
-  "lease:reclaimed": { stage: string; count: number };
   /**
    * Queue lifecycle (workers/queue). One event per claim statement, not per job: a claim of 1,000
    * jobs is one event carrying their waits, so subscribers stay cheap at 20k jobs/s.
