@@ -113,7 +113,13 @@ function sse(events: object[]): string {
 describe("a stream's connect goes through the fetcher", () => {
   it("a 404 stream is http_404 in fetch_attempts and fetch:finished, and disables the source", async () => {
     const source = await streamSource((_req, res) => void res.writeHead(404).end());
-    const finished = await eventsDuring("fetch:finished", source.id, () => watchOnce(source));
+    // No stop: the watcher ends by itself once the source is disabled.
+    const finished = await eventsDuring("fetch:finished", source.id, () =>
+      watchStream(db, source, "A", new AbortController().signal, {
+        clock: { now: Date.now, random: () => 0, sleep: async () => {} },
+        fetch: { deps: { outage: new OutageWatch() } },
+      }),
+    );
     expect(finished).toEqual([
       expect.objectContaining({ source: source.id, collector: "A", code: "http_404", status: 404 }),
     ]);

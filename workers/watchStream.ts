@@ -1,6 +1,5 @@
 import type { IncomingMessage } from "node:http";
 import { createParser, type EventSourceMessage } from "eventsource-parser";
-import { z } from "zod";
 import { Backoff, type Clock, systemClock } from "@/lib/backoff";
 import type { Database } from "@/lib/db";
 import { emit } from "@/lib/events";
@@ -11,41 +10,11 @@ import {
   recordDisconnect,
 } from "@/workers/collectors/collectorStatus";
 import type { SourceRef } from "@/workers/collectors/sourceRef";
+import { delivery, parseEvent, readHistory, streamEvent } from "@/workers/collectors/streamEvents";
 import { StreamWrites, type StreamWritesOptions } from "@/workers/collectors/streamWrites";
 import { beginRequest, type FetchSourceOptions, openStream } from "@/workers/fetcher";
 import { FetchError } from "@/workers/fetcher/classify";
-import { type Delivery, type Writer, writeBatch } from "@/workers/store";
-
-/** A primary-stream event: a new or edited item (with the source's revision), or a retraction. */
-const itemEvent = z.object({
-  type: z.literal("item"),
-  seq: z.number().int().optional(),
-  guid: z.string().min(1),
-  link: z.string().optional(),
-  revision: z.number().int().min(0).optional(),
-  title: z.string(),
-  summary: z.string().nullish(),
-  category: z.string().nullish(),
-  breaking: z.boolean().optional(),
-  instruments: z.array(z.string()).optional(),
-  language: z.string().nullish(),
-  publishedAt: z.string().nullish(),
-});
-const retractionEvent = z.object({
-  type: z.literal("retraction"),
-  seq: z.number().int().optional(),
-  guid: z.string().min(1),
-  link: z.string().optional(),
-  revision: z.number().int().min(0).optional(),
-});
-const streamEvent = z.discriminatedUnion("type", [itemEvent, retractionEvent]);
-type StreamEvent = z.infer<typeof streamEvent>;
-
-const historyPage = z.object({
-  events: z.array(z.unknown()),
-  lastSeq: z.number().int().optional(),
-  truncated: z.boolean().optional(),
-});
+import { type Writer, writeBatch } from "@/workers/store";
 
 export interface StreamWatchOptions {
   /**
@@ -287,7 +256,7 @@ async function backfill(
   const { body, code, message } = request.fetched;
   if (!body) {
     await request.settle();
-    throw new FetchError(code, `backfill: ${message ?? code}`);
+    throw new FetchError(code, `backfill: ${(message ?? code).replace(/^fetcher: /, "")}`);
   }
   const page = readHistory(body);
   if ("unreadable" in page) {
@@ -308,51 +277,6 @@ async function backfill(
       "backfill history was truncated: some items may be missing",
     );
   }
-}
-
-function readHistory(body: Buffer): z.infer<typeof historyPage> | { unreadable: string } {
-  try {
-    return historyPage.parse(JSON.parse(body.toString("utf8")));
-  } catch (err) {
-    return { unreadable: `backfill: not a history page: ${(err as Error).message.slice(0, 200)}` };
-  }
-}
-
-function parseEvent(data: string): StreamEvent | null {
-  try {
-    const parsed = streamEvent.safeParse(JSON.parse(data));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
-}
-
-function delivery(
-  source: SourceRef,
-  collector: string,
-  event: StreamEvent,
-  origin: "primary" | "backfill",
-): Delivery {
-  const base = {
-    sourceId: source.id,
-    collector,
-    origin,
-    guid: event.guid,
-    link: event.link,
-    revision: event.revision,
-  };
-  if (event.type === "retraction") return { kind: "retract", input: base };
-  const input = {
-    ...base,
-    title: event.title,
-    summary: event.summary ?? undefined,
-    category: event.category ?? undefined,
-    breaking: event.breaking,
-    instruments: event.instruments,
-    language: event.language ?? undefined,
-    publishedAt: event.publishedAt ?? undefined,
-  };
-  return { kind: (event.revision ?? 1) > 1 ? "edit" : "observe", input };
 }
 
 /** What ended an open connection (a drop, an idle timeout): not a request, so not an attempt. */
