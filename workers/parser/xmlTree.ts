@@ -64,25 +64,64 @@ function forbiddenRef(token: string): boolean {
   return (cp >= 0xd800 && cp <= 0xdfff) || (cp < 0x20 && cp !== 9 && cp !== 10 && cp !== 13);
 }
 
-const NAMED: Record<string, string> = { lt: "<", gt: ">", amp: "&", apos: "'", quot: '"' };
+const NAMED: Record<string, string> = Object.assign(Object.create(null), {
+  lt: "<",
+  gt: ">",
+  amp: "&",
+  apos: "'",
+  quot: '"',
+});
 
 /** The five XML entities decoded, left to right and once (`&amp;lt;` is `&lt;`). */
-function decodeXml(raw: string): string {
-  let amp = raw.indexOf("&");
-  if (amp === -1) return raw;
+export function decodeXml(raw: string): string {
+  if (!raw.includes("&")) return raw;
+  return raw.includes("&#") && hasForbiddenRef(raw) ? decodeInOrder(raw) : decodeNamed(raw);
+}
+
+// Native replacements, `&amp;` last so that what it produces is not read again: the same
+// result as one pass from the left, as long as no reference is dropped (hasForbiddenRef).
+// Escaped HTML descriptions carry hundreds of `&lt;`; building those strings piece by piece
+// was most of the parse's garbage.
+function decodeNamed(raw: string): string {
+  let s = raw;
+  if (s.includes("&lt;")) s = s.replaceAll("&lt;", "<");
+  if (s.includes("&gt;")) s = s.replaceAll("&gt;", ">");
+  if (s.includes("&quot;")) s = s.replaceAll("&quot;", '"');
+  if (s.includes("&apos;")) s = s.replaceAll("&apos;", "'");
+  if (s.includes("&amp;")) s = s.replaceAll("&amp;", "&");
+  return s;
+}
+
+/** Where the ";" closing the reference at `amp` is, or -1 beyond the window (then "&" is literal). */
+function refEnd(raw: string, amp: number): number {
+  const limit = Math.min(raw.length, amp + ENTITY_WINDOW + 2);
+  let semi = amp + 1;
+  while (semi < limit && raw.charCodeAt(semi) !== 59) semi++;
+  return semi === limit || semi === amp + 1 ? -1 : semi;
+}
+
+function hasForbiddenRef(raw: string): boolean {
+  for (let at = raw.indexOf("&#"); at !== -1; at = raw.indexOf("&#", at + 1)) {
+    const semi = refEnd(raw, at);
+    if (semi !== -1 && forbiddenRef(raw.slice(at + 1, semi))) return true;
+  }
+  return false;
+}
+
+function decodeInOrder(raw: string): string {
   let out = "";
   let last = 0;
-  while (amp !== -1) {
-    let semi = amp + 1;
-    const limit = Math.min(raw.length, amp + ENTITY_WINDOW + 2);
-    while (semi < limit && raw.charCodeAt(semi) !== 59) semi++;
-    if (semi === limit || semi === amp + 1) {
-      amp = raw.indexOf("&", amp + 1);
-      continue;
-    }
-    const token = raw.slice(amp + 1, semi);
+  for (let amp = raw.indexOf("&"); amp !== -1; ) {
+    const semi = refEnd(raw, amp);
+    const token = semi === -1 ? "" : raw.slice(amp + 1, semi);
     const value =
-      token.charCodeAt(0) === 35 ? (forbiddenRef(token) ? "" : undefined) : NAMED[token];
+      token === ""
+        ? undefined
+        : token.charCodeAt(0) === 35
+          ? forbiddenRef(token)
+            ? ""
+            : undefined
+          : NAMED[token];
     if (value === undefined) {
       amp = raw.indexOf("&", amp + 1);
       continue;
@@ -134,8 +173,11 @@ export function parseXml(input: string, baseUrl?: string): XmlElement {
   let pending = ""; // raw text since the last tag, comments cut out, entities still encoded
 
   const flush = (into: XmlNode[]) => {
-    if (pending) into.push(decodeXml(pending));
-    pending = "";
+    if (pending) {
+      const decoded = decodeXml(pending);
+      if (decoded) into.push(decoded);
+      pending = "";
+    }
   };
 
   let i = 0;
@@ -184,13 +226,17 @@ export function parseXml(input: string, baseUrl?: string): XmlElement {
     } else {
       const gt = tagClose(text, lt + 1);
       if (gt === -1) throw notWellFormed("a start tag is not closed");
-      let end = gt;
       const selfClosing = text.charCodeAt(gt - 1) === 47 && gt - 1 > lt;
-      if (selfClosing) end = gt - 1;
       let nameEnd = lt + 1;
-      while (nameEnd < end && !isSpace(text.charCodeAt(nameEnd))) nameEnd++;
-      const name = text.slice(lt + 1, nameEnd);
-      const attrs = nameEnd < end ? readAttributes(text.slice(nameEnd + 1, end)) : undefined;
+      while (nameEnd < gt && !isSpace(text.charCodeAt(nameEnd))) nameEnd++;
+      let name = text.slice(lt + 1, nameEnd);
+      let attrs: Record<string, string> | undefined;
+      if (selfClosing && name.endsWith("/")) {
+        // `<a/>`; and fast-xml-parser dropped the attributes of `<a/ b="1"/>`, so do we
+        name = name.slice(0, -1);
+      } else if (nameEnd < gt) {
+        attrs = readAttributes(text.slice(nameEnd + 1, selfClosing ? gt - 1 : gt));
+      }
       if (el) flush(el.children);
       pending = "";
       let scope = prefixes;
