@@ -3,7 +3,7 @@ import { finishEntry } from "./entry";
 import { alternateLink } from "./links";
 import { NS } from "./namespaces";
 import { innerMarkup, plainText } from "./text";
-import type { ParsedFeed } from "./types";
+import type { EntryFields, ParsedEntry, ParsedFeed } from "./types";
 import { child, childrenNamed, elements, textOf, type XmlElement } from "./xmlTree";
 
 // Atom 1.0 and 0.3 differ in names (modified/issued vs updated/published) and in how content is
@@ -69,9 +69,10 @@ function categories(entry: XmlElement, ns: string): string[] {
   return [...new Set(found.filter(Boolean))];
 }
 
-function readEntry(entry: XmlElement, ns: string, feedAuthor: string | undefined) {
+/** An entry's fields; its author falls back to the feed's only in finishAtomEntry. */
+export function atomEntryFields(entry: XmlElement, ns: string): EntryFields {
   const id = textOf(child(entry, ns, "id")).trim();
-  return finishEntry({
+  return {
     atomId: id || undefined,
     title: textConstruct(child(entry, ns, "title")),
     link: alternateLink(childrenNamed(entry, ns, "link")),
@@ -82,15 +83,31 @@ function readEntry(entry: XmlElement, ns: string, feedAuthor: string | undefined
       textConstruct(child(entry, ns, "content")) ||
       undefined,
     // RFC 4287 §4.2.1: an entry without an author inherits its source's, then the feed's.
-    author: authorName(entry, ns) ?? authorName(child(entry, ns, "source"), ns) ?? feedAuthor,
+    author: authorName(entry, ns) ?? authorName(child(entry, ns, "source"), ns),
     categories: categories(entry, ns),
-  });
+  };
 }
 
-export function readAtom(root: XmlElement): Omit<ParsedFeed, "format"> {
+export function finishAtomEntry(fields: EntryFields, feedAuthor: string | undefined): ParsedEntry {
+  return finishEntry(fields.author || !feedAuthor ? fields : { ...fields, author: feedAuthor });
+}
+
+/** The entries of an Atom feed: `<entry>` children of the root, in the root's namespace. */
+export function isAtomEntry(el: XmlElement, parent: XmlElement, root: XmlElement): boolean {
+  return parent === root && el.local === "entry" && el.ns === root.ns;
+}
+
+export function readAtom(
+  root: XmlElement,
+  streamed: EntryFields[] = [],
+): Omit<ParsedFeed, "format"> {
   const ns = root.ns;
   const id = textOf(child(root, ns, "id")).trim();
   const feedAuthor = authorName(root, ns);
+  const fields = [
+    ...streamed,
+    ...childrenNamed(root, ns, "entry").map((e) => atomEntryFields(e, ns)),
+  ];
   return {
     feed: {
       title: textConstruct(child(root, ns, "title")),
@@ -98,6 +115,6 @@ export function readAtom(root: XmlElement): Omit<ParsedFeed, "format"> {
       id: id || undefined,
       updated: date(root, ns, ["updated", "modified"]),
     },
-    entries: childrenNamed(root, ns, "entry").map((e) => readEntry(e, ns, feedAuthor)),
+    entries: fields.map((f) => finishAtomEntry(f, feedAuthor)),
   };
 }

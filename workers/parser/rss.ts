@@ -3,7 +3,7 @@ import { finishEntry } from "./entry";
 import { alternateLink, linkText } from "./links";
 import { ITUNES, NS, RSS_PLAIN } from "./namespaces";
 import { personName, plainText } from "./text";
-import type { ParsedFeed } from "./types";
+import type { ParsedEntry, ParsedFeed } from "./types";
 import { child, childrenNamed, textOf, type XmlElement } from "./xmlTree";
 
 // RSS 0.9x, 2.0 and 1.0 (RDF) share one reader: their item elements have the same names in
@@ -117,7 +117,8 @@ function categories(item: XmlElement): string[] {
   return [...found];
 }
 
-function readItem(item: XmlElement) {
+/** One RSS item as an entry; it needs nothing from the channel around it. */
+export function readItem(item: XmlElement): ParsedEntry {
   const guidEl = child(item, RSS_PLAIN, "guid");
   const authorEl = child(item, NS.atom10, "author");
   return finishEntry({
@@ -134,14 +135,23 @@ function readItem(item: XmlElement) {
   });
 }
 
-export function readRss(root: XmlElement): Omit<ParsedFeed, "format"> {
-  // An <rss> with no <channel> is still recognisably a feed, just an empty one; gofeed and
-  // miniflux read it that way too.
-  const channel = child(root, RSS_PLAIN, "channel") ?? root;
-  const items = [
-    ...(channel !== root ? childrenNamed(channel, RSS_PLAIN, "item") : []),
-    ...childrenNamed(root, RSS_PLAIN, "item"),
-  ];
+// An <rss> with no <channel> is still recognisably a feed, just an empty one; gofeed and
+// miniflux read it that way too.
+const channelOf = (root: XmlElement) => child(root, RSS_PLAIN, "channel") ?? root;
+
+/** The items that are the feed's entries: its (first) channel's, then any beside it (RDF). */
+export function isRssEntry(el: XmlElement, parent: XmlElement, root: XmlElement): boolean {
+  if (el.local !== "item" || !RSS_PLAIN.includes(el.ns)) return false;
+  return parent === root || parent === channelOf(root);
+}
+
+export function readRss(
+  root: XmlElement,
+  entries?: { inChannel: ParsedEntry[]; beside: ParsedEntry[] },
+): Omit<ParsedFeed, "format"> {
+  const channel = channelOf(root);
+  const inChannel = channel !== root ? childrenNamed(channel, RSS_PLAIN, "item").map(readItem) : [];
+  const beside = childrenNamed(root, RSS_PLAIN, "item").map(readItem);
   return {
     feed: {
       title: plainText(firstText(channel, TITLE) ?? ""),
@@ -149,7 +159,9 @@ export function readRss(root: XmlElement): Omit<ParsedFeed, "format"> {
       updated: firstDate(channel, CHANNEL_UPDATED),
       ttlMinutes: ttlMinutes(firstText(channel, TTL)),
     },
-    entries: items.map(readItem),
+    entries: entries
+      ? [...entries.inChannel, ...inChannel, ...entries.beside, ...beside]
+      : [...inChannel, ...beside],
   };
 }
 

@@ -160,8 +160,17 @@ function readAttributes(source: string): Record<string, string> | undefined {
 
 const NO_ATTRS: Record<string, string> = Object.freeze(Object.create(null));
 
-/** Parses well-enough-formed XML into a tree; throws FeedParseError for what is not XML. */
-export function parseXml(input: string, baseUrl?: string): XmlElement {
+/**
+ * Called as each child and grandchild of the root is complete; returning true takes the element
+ * out of the tree (it has been read, and its subtree can be collected while young).
+ */
+export type EntryReader = (el: XmlElement, parent: XmlElement, root: XmlElement) => boolean;
+
+/**
+ * Parses well-enough-formed XML into a tree; throws FeedParseError for what is not XML. With
+ * `onEntry`, entries are read as they close instead of after the whole document is in memory.
+ */
+export function parseXml(input: string, baseUrl?: string, onEntry?: EntryReader): XmlElement {
   const text = input.includes("\r") ? input.replace(/\r\n?/g, "\n") : input;
   const top: XmlNode[] = [];
   const rootScope: Prefixes = Object.assign(Object.create(null), { xml: XML_NS });
@@ -172,6 +181,10 @@ export function parseXml(input: string, baseUrl?: string): XmlElement {
   let rootName = "";
   let pending = ""; // raw text since the last tag, comments cut out, entities still encoded
 
+  const offer = (done: XmlElement) => {
+    const parent = el as XmlElement;
+    if ((onEntry as EntryReader)(done, parent, (stack[0] as Frame).el)) parent.children.pop();
+  };
   const flush = (into: XmlNode[]) => {
     if (pending) {
       const decoded = decodeXml(pending);
@@ -192,11 +205,12 @@ export function parseXml(input: string, baseUrl?: string): XmlElement {
       const gt = text.indexOf(">", lt + 2);
       if (gt === -1) throw notWellFormed("an end tag is not closed");
       flush(el ? el.children : top);
-      stack.pop();
+      const closed = stack.pop();
       const parent = stack[stack.length - 1];
       el = parent?.el;
       prefixes = parent?.prefixes ?? rootScope;
       base = parent ? parent.el.base : baseUrl;
+      if (onEntry && closed && parent && stack.length <= 2) offer(closed.el);
       i = gt + 1;
     } else if (c1 === 63) {
       // "?": a processing instruction (or the XML declaration), ignored
@@ -262,7 +276,9 @@ export function parseXml(input: string, baseUrl?: string): XmlElement {
       };
       if (!el && !rootName) rootName = name || "?";
       (el ? el.children : top).push(child);
-      if (!selfClosing) {
+      if (selfClosing) {
+        if (onEntry && el && stack.length <= 2) offer(child);
+      } else {
         if (stack.length >= MAX_DEPTH) {
           throw new FeedParseError(`elements nest deeper than ${MAX_DEPTH} levels`);
         }
