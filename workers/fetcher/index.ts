@@ -1,22 +1,20 @@
 import { DEFAULT_BREAKER } from "@/lib/breaker";
 import type { Database } from "@/lib/db";
 import { type Attempt, attemptGet, fullFetch, header, validatorHeaders } from "./attempt";
-import { admit } from "./breaker/admit";
 import { countsAgainstBreaker } from "./classify";
 import { checkHonesty } from "./honesty";
 import { DEFAULT_FETCH_RETRY, type FetchRetryPolicy, retryRequest } from "./retry";
 import { DEFAULT_ROBOTS, robotsRefusal } from "./robots";
 import {
   type AttemptRow,
+  admitRequest,
   attemptRecorder,
   clockOf,
   fetcherDeps,
   guardedGet,
-  refusal,
   settleable,
-  skippedRequest,
 } from "./settle";
-import { loadSourceState, type SourceFetchState } from "./sourceState";
+import type { SourceFetchState } from "./sourceState";
 import type {
   Fetched,
   FetcherDeps,
@@ -41,7 +39,6 @@ export type {
 
 const FEED_ACCEPT =
   "application/rss+xml, application/atom+xml, application/rdf+xml, application/xml;q=0.9, text/xml;q=0.8, */*;q=0.1";
-const HOUR_MS = 3_600_000;
 
 /** One poll judged by its transport alone (a 200 is a success): for callers with no body to read. */
 export async function fetchSource(
@@ -70,17 +67,9 @@ export async function beginPoll(
   const deps = fetcherDeps(options);
   const breaker = { ...DEFAULT_BREAKER, ...options.breaker };
   const started = deps.now();
-  const state = await loadSourceState(db, source.id, options.honestyIntervalMs ?? HOUR_MS);
-  if (state.disabled) {
-    return skippedRequest(
-      source,
-      "disabled",
-      `source ${source.id} is disabled`,
-      deps.now() - started,
-    );
-  }
-  const admission = await admit(db, source.id, breaker);
-  if (!admission.admitted) return refusal(source, admission, deps.now() - started);
+  const admitted = await admitRequest(db, source, breaker, options, () => deps.now() - started);
+  if ("refused" in admitted) return admitted.refused;
+  const { state, admission } = admitted;
 
   const get = guardedGet(source, options, deps);
   const record = attemptRecorder(db, source, collector);

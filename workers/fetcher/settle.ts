@@ -2,13 +2,14 @@ import type { Clock } from "@/lib/backoff";
 import type { BreakerConfig } from "@/lib/breaker";
 import type { Database } from "@/lib/db";
 import type { Attempt } from "./attempt";
-import type { Admission } from "./breaker/admit";
+import { type Admission, admit } from "./breaker/admit";
 import { releaseProbe } from "./breaker/releaseProbe";
 import type { FetchCode } from "./classify";
 import { type HttpResponse, httpGet, systemResolver } from "./httpGet";
 import { sharedOutageWatch } from "./outage";
 import { sharedRateBudget } from "./rateBudget";
 import { recordAttempt } from "./recordAttempt";
+import { loadSourceState, type SourceFetchState } from "./sourceState";
 import type { Fetched, FetcherDeps, FetchSourceOptions, FetchTarget, PendingPoll } from "./types";
 import { recordVerdict } from "./verdict";
 
@@ -68,16 +69,35 @@ export function skippedRequest(
   };
 }
 
-/** Why the breaker let nothing through, as the request's code. */
-export function refusal(source: FetchTarget, admission: Admission, durationMs: number) {
-  return admission.disabled
-    ? skippedRequest(source, "disabled", `source ${source.id} is disabled`, durationMs)
-    : skippedRequest(
-        source,
-        "breaker_open",
-        `breaker for ${source.id} is ${admission.state}`,
-        durationMs,
-      );
+const HOUR_MS = 3_600_000;
+
+/**
+ * May this request go out? The source's state (its row created on the first request), then the
+ * breaker: `refused` is the request that never went (disabled source, open breaker: no row, no
+ * verdict), otherwise the admission (a half-open probe carries its token to the verdict).
+ */
+export async function admitRequest(
+  db: Database,
+  source: FetchTarget,
+  breaker: BreakerConfig,
+  options: FetchSourceOptions,
+  durationMs: () => number,
+): Promise<{ refused: PendingPoll } | { state: SourceFetchState; admission: Admission }> {
+  const state = await loadSourceState(db, source.id, options.honestyIntervalMs ?? HOUR_MS);
+  const disabled = () =>
+    skippedRequest(source, "disabled", `source ${source.id} is disabled`, durationMs());
+  if (state.disabled) return { refused: disabled() };
+  const admission = await admit(db, source.id, breaker);
+  if (admission.admitted) return { state, admission };
+  if (admission.disabled) return { refused: disabled() };
+  return {
+    refused: skippedRequest(
+      source,
+      "breaker_open",
+      `breaker for ${source.id} is ${admission.state}`,
+      durationMs(),
+    ),
+  };
 }
 
 /** How one attempt is written to fetch_attempts (and counted by fetch:finished). */

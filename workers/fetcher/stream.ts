@@ -1,14 +1,12 @@
 import { DEFAULT_BREAKER } from "@/lib/breaker";
 import type { Database } from "@/lib/db";
 import type { Attempt } from "./attempt";
-import { admit } from "./breaker/admit";
 import { releaseProbe } from "./breaker/releaseProbe";
 import { classifyError, classifyStatus, countsAgainstBreaker, FetchError } from "./classify";
 import { connectStream } from "./connectStream";
 import { DEFAULT_LIMITS, type HttpResponse } from "./httpGet";
 import { resolveChecked } from "./resolveChecked";
-import { attemptRecorder, fetcherDeps, refusal, settleable, skippedRequest } from "./settle";
-import { loadSourceState } from "./sourceState";
+import { admitRequest, attemptRecorder, fetcherDeps, settleable, skippedRequest } from "./settle";
 import type { FetchSourceOptions, FetchTarget, PendingStream } from "./types";
 
 export interface StreamConnectOptions extends FetchSourceOptions {
@@ -17,8 +15,6 @@ export interface StreamConnectOptions extends FetchSourceOptions {
   /** Aborts the connect and, later, the open stream (the watcher is stopping). */
   signal?: AbortSignal;
 }
-
-const HOUR_MS = 3_600_000;
 
 /**
  * A stream's connect, as polite and as recorded as a poll: disabled? → breaker admit → the
@@ -39,17 +35,9 @@ export async function openStream(
   const deps = fetcherDeps(options);
   const breaker = { ...DEFAULT_BREAKER, ...options.breaker };
   const started = deps.now();
-  const state = await loadSourceState(db, source.id, options.honestyIntervalMs ?? HOUR_MS);
-  if (state.disabled) {
-    return skippedRequest(
-      source,
-      "disabled",
-      `source ${source.id} is disabled`,
-      deps.now() - started,
-    );
-  }
-  const admission = await admit(db, source.id, breaker);
-  if (!admission.admitted) return refusal(source, admission, deps.now() - started);
+  const admitted = await admitRequest(db, source, breaker, options, () => deps.now() - started);
+  if ("refused" in admitted) return admitted.refused;
+  const { admission } = admitted;
 
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   let stream: PendingStream["stream"];
