@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { FeedParseError, parseFeed } from "./parseFeed";
+import { readAtom } from "./atom";
+import { FeedParseError, formatOf, parseFeed } from "./parseFeed";
+import { readRss } from "./rss";
+import { parseXml } from "./xmlTree";
 
 const rss = (items: string, channel = "<title>T</title>") =>
   `<?xml version="1.0"?><rss version="2.0"><channel>${channel}${items}</channel></rss>`;
@@ -241,5 +244,46 @@ describe("parseFeed: pacing hints", () => {
     expect(parseFeed(rss("30")).feed.ttlMinutes).toBe(30);
     expect(parseFeed(rss("soon")).feed.ttlMinutes).toBeUndefined();
     expect(parseFeed(rss("-5")).feed.ttlMinutes).toBeUndefined();
+  });
+});
+
+// Entries are read as they close (parseFeed) or from the whole tree (readFeedInSlices' slices);
+// both must pick the same elements in the same order.
+describe("parseFeed: entries read while parsing", () => {
+  const wholeTree = (body: string) => {
+    const root = parseXml(body);
+    return formatOf(root).startsWith("atom") ? readAtom(root) : readRss(root);
+  };
+
+  it.each([
+    [
+      "self-closed items among others, in order",
+      rss(`<item><title>A</title></item><item/><item><title>C</title></item><item />`),
+    ],
+    [
+      "items of a second channel are not entries",
+      `<rss version="2.0"><channel><title>T</title><item><title>A</title></item></channel><channel><item><title>X</title></item></channel></rss>`,
+    ],
+    [
+      "RDF items beside the channel come after the channel's own",
+      `<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/"><item><title>B</title></item><channel><title>T</title><item><title>A</title></item></channel></rdf:RDF>`,
+    ],
+    [
+      "an Atom feed author written after the entries is still inherited",
+      `<feed xmlns="http://www.w3.org/2005/Atom"><title>T</title><entry><id>urn:1</id><title>E</title></entry><entry><id>urn:2</id><author><name>Own</name></author></entry><author><name>Feed</name></author></feed>`,
+    ],
+  ])("%s", (_, body) => {
+    const feed = parseFeed(body);
+    expect(feed.entries.length).toBeGreaterThan(0);
+    const { format: _format, ...rest } = feed;
+    expect(rest).toEqual(wholeTree(body));
+  });
+
+  it("keeps the channel's fields wherever they sit among the items", () => {
+    const feed = parseFeed(
+      rss(`<item><title>A</title></item><link>http://ex.com/</link><ttl>5</ttl>`),
+    );
+    expect(feed.feed).toEqual({ title: "T", link: "http://ex.com/", ttlMinutes: 5 });
+    expect(feed.entries.map((e) => e.title)).toEqual(["A"]);
   });
 });
