@@ -165,7 +165,7 @@ export function settleable(db: Database, u: Unsettled): PendingPoll {
       const verdict = await recordVerdict(
         db,
         u.source.id,
-        urlHost(u.fetched.finalUrl),
+        requestHost(u.fetched.finalUrl),
         judged,
         u.breaker,
         u.deps.outage,
@@ -191,7 +191,7 @@ export function settleable(db: Database, u: Unsettled): PendingPoll {
 }
 
 /** The host a request ended at, for the outage watch. */
-export function urlHost(url: string): string | null {
+function requestHost(url: string): string | null {
   try {
     return new URL(url).host;
   } catch {
