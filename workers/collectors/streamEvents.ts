@@ -27,7 +27,7 @@ const retractionEvent = z.object({
   revision: z.number().int().min(0).optional(),
 });
 export const streamEvent = z.discriminatedUnion("type", [itemEvent, retractionEvent]);
-export type StreamEvent = z.infer<typeof streamEvent>;
+export type ReceivedEvent = z.infer<typeof streamEvent>;
 
 const historyPage = z.object({
   events: z.array(z.unknown()),
@@ -45,7 +45,7 @@ export function readHistory(body: Buffer): z.infer<typeof historyPage> | { unrea
 }
 
 /** One SSE message's data as an event; anything else (a comment, a stranger's JSON) is null. */
-export function parseEvent(data: string): StreamEvent | null {
+export function parseEvent(data: string): ReceivedEvent | null {
   try {
     const parsed = streamEvent.safeParse(JSON.parse(data));
     return parsed.success ? parsed.data : null;
@@ -58,7 +58,7 @@ export function parseEvent(data: string): StreamEvent | null {
 export function delivery(
   source: SourceRef,
   collector: string,
-  event: StreamEvent,
+  event: ReceivedEvent,
   origin: "primary" | "backfill",
 ): Delivery {
   const base = {
