@@ -77,6 +77,13 @@ function offsetMinutes(zone: string | undefined): number | undefined {
   return undefined;
 }
 
+const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+function daysIn(year: number, month: number): number {
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return month === 1 && leap ? 29 : (DAYS[month] as number);
+}
+
 function build(
   year: number,
   month: number,
@@ -92,12 +99,12 @@ function build(
   if (month < 0 || month > 11 || day < 1 || day > 31 || h > 24 || m > 59 || s > 60) {
     return undefined;
   }
-  const t = Date.UTC(year, month, day, h, m, Math.min(s, 59), ms) - offset * 60_000;
-  const d = new Date(t);
+  if (year < 1970 || year > 2200) return undefined;
   // Reject 31 February and the like instead of letting Date roll over into March.
-  if (new Date(Date.UTC(year, month, day)).getUTCDate() !== day) return undefined;
-  if (Number.isNaN(t) || year < 1970 || year > 2200) return undefined;
-  const iso = d.toISOString();
+  if (day > daysIn(year, month)) return undefined;
+  const t = Date.UTC(year, month, day, h, m, Math.min(s, 59), ms) - offset * 60_000;
+  if (Number.isNaN(t)) return undefined;
+  const iso = new Date(t).toISOString();
   return iso.endsWith(".000Z") ? `${iso.slice(0, -5)}Z` : iso;
 }
 
