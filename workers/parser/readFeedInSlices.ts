@@ -152,8 +152,7 @@ async function scanEntries(text: string): Promise<{ root: OpenTag; entries: Entr
     } else if (text.startsWith("<?", i)) {
       end = closeOf(text, "?>", i + 2);
     } else if (text.startsWith("<!", i)) {
-      // the same refusal as hostile.ts: XML forbids a DOCTYPE here, and fast-xml-parser would
-      // honour its entity declarations
+      // the same refusal as xmlTree.ts: XML forbids a DOCTYPE here
       throw new FeedParseError("a DOCTYPE appears after the root element started; XML forbids it");
     } else if (text.startsWith("</", i)) {
       end = closeOf(text, ">", i + 2);
