@@ -47,33 +47,50 @@ async function writeOne(db: Database, delivery: Delivery): Promise<WriteOutcome>
   return outcome as WriteOutcome;
 }
 
-// Deliveries per statement. On PostgreSQL a statement waits on a socket and the event loop runs
-// meanwhile; 200 is the write buffer's batch. The embedded PGlite runs each statement inside this
-// thread: 200 observations took 0.5–1.7 s there (measured on a loaded 2-core machine), holding
-// the loop all along, so it gets 20 at a time (~50–170 ms), with a turn for other work between.
-const CHUNK = { postgres: 200, pglite: 20 } as const;
+// How a long list is cut up. On PostgreSQL a statement waits on a socket while the event loop
+// runs, so a window of 1,000 deliveries is validated at once (~30 ms of Node time) and each of
+// its rounds is written as up to LANES statements in flight on the pool, each of at least
+// MIN_ROWS rows (per-statement cost, ~1 ms, stays small against the rows) and at most CHUNK.
+// LANES is 4 of the default pool of 10, leaving the rest for the queue's claims and heartbeats;
+// past 4 the 2-core machine this was measured on gains nothing (see bench/writer.ts). The
+// embedded PGlite has one connection and runs each statement inside this thread: 200
+// observations took 0.5–1.7 s there (measured on a loaded 2-core machine), holding the loop all
+// along, so it gets windows of 20 (~50–170 ms), one statement at a time, with a turn for other
+// work between windows.
+const CUT = {
+  postgres: { window: 1_000, lanes: 4, minRows: 50, chunk: 250 },
+  pglite: { window: 20, lanes: 1, minRows: 20, chunk: 20 },
+} as const;
+
+type Planned = { at: number; obs: NormalizedObservation };
 
 /**
  * Writes many deliveries with few statements and the same outcome as writing them one by one in
  * order: deliveries of one item are applied in the order given (the n-th delivery of each item
- * goes in the n-th round), and every delivery keeps its own decision and its audit row (or its
- * sighting on the row it repeats, docs/decisions/011). Outcomes come back in input order. Long
- * lists go in chunks of CHUNK, one after another, which keeps that order.
+ * goes in the n-th round, and a round starts only once the one before it is committed), and
+ * every delivery keeps its own decision and its audit row (or its sighting on the row it
+ * repeats, docs/decisions/011). The statements of one round touch distinct items, so they run
+ * side by side on the pool without waiting on each other's row locks. Outcomes come back in
+ * input order. Long lists go in windows, one after another, which keeps that order.
  */
 export async function writeBatch(db: Database, deliveries: Delivery[]): Promise<WriteOutcome[]> {
-  const chunk = CHUNK[db.kind] ?? CHUNK.postgres;
-  if (deliveries.length <= chunk) return writeChunk(db, deliveries);
+  const cut = CUT[db.kind] ?? CUT.postgres;
+  if (deliveries.length <= cut.window) return writeWindow(db, deliveries, cut);
   const outcomes: WriteOutcome[] = [];
-  for (let i = 0; i < deliveries.length; i += chunk) {
-    outcomes.push(...(await writeChunk(db, deliveries.slice(i, i + chunk))));
+  for (let i = 0; i < deliveries.length; i += cut.window) {
+    outcomes.push(...(await writeWindow(db, deliveries.slice(i, i + cut.window), cut)));
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
   return outcomes;
 }
 
-async function writeChunk(db: Database, deliveries: Delivery[]): Promise<WriteOutcome[]> {
+async function writeWindow(
+  db: Database,
+  deliveries: Delivery[],
+  cut: (typeof CUT)[keyof typeof CUT],
+): Promise<WriteOutcome[]> {
   const outcomes: WriteOutcome[] = new Array(deliveries.length);
-  const rounds: { at: number; obs: NormalizedObservation }[][] = [];
+  const rounds: Planned[][] = [];
   const seen = new Map<string, number>();
   for (const [at, { kind, input }] of deliveries.entries()) {
     let obs: NormalizedObservation;
@@ -90,21 +107,50 @@ async function writeChunk(db: Database, deliveries: Delivery[]): Promise<WriteOu
     rounds[round].push({ at, obs });
   }
   for (const round of rounds) {
-    const retractions = round.filter((d) => d.obs.kind === "retract");
-    const others = round.filter((d) => d.obs.kind !== "retract");
-    for (const [part, write] of [
-      [others, writeObservations],
-      [retractions, writeRetractions],
+    const statements: { part: Planned[]; write: RoundWriter }[] = [];
+    for (const [write, part] of [
+      [writeObservations, round.filter((d) => d.obs.kind !== "retract")],
+      [writeRetractions, round.filter((d) => d.obs.kind === "retract")],
     ] as const) {
-      if (part.length === 0) continue;
-      const written = await writeOrIsolate(db, part, write, deliveries);
-      for (const [i, outcome] of written.entries())
-        outcomes[(part[i] as { at: number }).at] = outcome;
+      const size = Math.min(cut.chunk, Math.max(cut.minRows, Math.ceil(part.length / cut.lanes)));
+      for (let i = 0; i < part.length; i += size) {
+        statements.push({ part: part.slice(i, i + size), write });
+      }
     }
+    await inLanes(statements, cut.lanes, async ({ part, write }) => {
+      const written = await writeOrIsolate(db, part, write, deliveries);
+      for (const [i, outcome] of written.entries()) outcomes[(part[i] as Planned).at] = outcome;
+    });
   }
   for (const [at, o] of outcomes.entries())
     emit("observation:written", { ...deliveryLabels(deliveries[at]?.input), result: o.result });
   return outcomes;
+}
+
+/**
+ * Runs fn over items with at most `lanes` in flight. On a failure no new item starts, and it
+ * throws only once those in flight have settled, so nothing of this call is still being written
+ * when the caller hears of the error and retries.
+ */
+async function inLanes<T>(
+  items: T[],
+  lanes: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  let failure: { err: unknown } | undefined;
+  const lane = async () => {
+    while (!failure && next < items.length) {
+      const item = items[next++] as T;
+      try {
+        await fn(item);
+      } catch (err) {
+        failure ??= { err };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(lanes, items.length) }, lane));
+  if (failure) throw failure.err;
 }
 
 type RoundWriter = (db: Database, batch: NormalizedObservation[]) => Promise<WriteOutcome[]>;
@@ -116,7 +162,7 @@ type RoundWriter = (db: Database, batch: NormalizedObservation[]) => Promise<Wri
  */
 async function writeOrIsolate(
   db: Database,
-  part: { at: number; obs: NormalizedObservation }[],
+  part: Planned[],
   write: RoundWriter,
   deliveries: Delivery[],
 ): Promise<WriteOutcome[]> {
@@ -128,7 +174,7 @@ async function writeOrIsolate(
   } catch (err) {
     if (!isUnknownSource(err)) throw err;
     if (part.length === 1) {
-      const { at, obs } = part[0] as { at: number; obs: NormalizedObservation };
+      const { at, obs } = part[0] as Planned;
       const source = String(obs.row.source_id);
       return [
         await recordRejection(
