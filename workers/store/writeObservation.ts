@@ -35,13 +35,19 @@ interface OutcomeRow {
  * the conflicting row and evaluates SET and WHERE against its latest committed version (not the
  * statement's snapshot), so two writers racing on one item serialise on that row and the second
  * merges into what the first wrote. news_merge is a join (order-independent for values of one
- * revision), so the result is the same whichever wins the lock. Rows are inserted in entry_key
- * order, so two batches lock shared rows in the same order and cannot deadlock.
+ * revision), so the result is the same whichever wins the lock. Each statement is its own
+ * transaction and inserts its rows in entry_key order, so any two statements lock the rows they
+ * share in the same order and cannot deadlock. writeBatch runs up to 4 of these statements at
+ * once, 50–250 rows each, for one round of a batch: their keys are disjoint, so they never wait
+ * on each other, and the next round (the same items' later deliveries) starts only once all of
+ * them have committed, so an item's deliveries are still applied in order.
  *
  * The rules, in the WHERE: a tombstoned row is final; a fallback observation never modifies;
- * an authoritative one modifies only when news_merge changes something. No change → no UPDATE,
- * no version bump, no notification. Backfill never notifies. NOTIFY is transactional, so a
- * listener only hears of rows that were committed.
+ * an authoritative one modifies only when news_merge would change something, which
+ * news_merge_changes answers from field comparisons (migration 20261214010000; it agrees with
+ * `news_merge(n, excluded) IS DISTINCT FROM n`), so a conflict merges once, in SET, where it
+ * used to merge twice. No change → no UPDATE, no version bump, no notification. Backfill never
+ * notifies. NOTIFY is transactional, so a listener only hears of rows that were committed.
  *
  * Repeat sightings (docs/decisions/011): a delivery that changed nothing and is identical to the
  * item's latest event (same collector, origin and kind, same payload apart from its observation
@@ -88,7 +94,7 @@ export async function writeObservations(
          FROM news_merge(n, excluded) AS m)
       WHERE n.deleted_at IS NULL
         AND excluded.quality = 'authoritative'
-        AND news_merge(n, excluded) IS DISTINCT FROM n
+        AND news_merge_changes(n, excluded)
       RETURNING n.entry_key, n.version, n.last_result, (n.xmax = 0) AS inserted
     ),
     decided AS (
