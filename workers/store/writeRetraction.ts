@@ -10,7 +10,11 @@ import { NEWS_CHANNEL, toOutcomes, type WriteOutcome } from "./writeObservation"
  * cannot bring it to life (the same move as seed 001's closeStory). A tombstone is final:
  * WHERE deleted_at IS NULL makes a repeated retraction change nothing and every later
  * observation 'unchanged'. Concurrency: as for observe, ON CONFLICT serialises writers on the
- * row lock, in entry_key order; exactly one retraction sees deleted_at IS NULL.
+ * row lock, each statement its own transaction locking in entry_key order, so exactly one
+ * retraction sees deleted_at IS NULL and two statements cannot deadlock. writeBatch runs this
+ * statement beside the observe statements of the same round (up to 4 in flight): a round's keys
+ * are disjoint, so none of them waits on another, and an item's later deliveries go in a later
+ * round, after this one has committed.
  */
 export async function writeRetractions(
   db: Database,
