@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Clock } from "@/lib/backoff";
 import { type EventMap, type EventName, on } from "@/lib/events";
+import { registerMetrics, scrape } from "@/lib/metrics";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 import { requireTool } from "@/lib/testing/requireTool";
 import type { SourceRef } from "@/workers/collectors/sourceRef";
@@ -137,6 +138,23 @@ describe("a stream's connect goes through the fetcher", () => {
     });
   });
 
+  it("connects are counted in wirewatch_fetch_requests_total with the codes polls use", async () => {
+    registerMetrics();
+    const gone = await streamSource((_req, res) => void res.writeHead(404).end());
+    const open = await streamSource((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" }).end(": hi\n\n");
+    });
+    await watchOnce(gone);
+    await watchOnce(open);
+    const lines = (await scrape()).body
+      .split("\n")
+      .filter((l) => l.startsWith("wirewatch_fetch_requests_total{"));
+    const count = (source: string, code: string) =>
+      lines.find((l) => l.includes(`source="${source}"`) && l.includes(`code="${code}"`));
+    expect(count(gone.id, "http_404")).toMatch(/ 1$/);
+    expect(count(open.id, "ok")).toMatch(/ 1$/);
+  });
+
   it("a stream refused by the SSRF check is blocked_ssrf and never connects", async () => {
     const source = await streamSource((_req, res) => void res.end());
     const before = server.connections();
@@ -266,17 +284,19 @@ describe("stream events are written in batches", () => {
       { type: "item", seq: 4, guid: "g1", title: "First, corrected again", revision: 3 },
       { type: "retraction", seq: 5, guid: "g2" },
     ];
+    let open: http.ServerResponse | undefined;
+    let keepalives: NodeJS.Timeout | undefined;
     const source = await streamSource((_req, res) => {
+      open = res;
       res.writeHead(200, { "content-type": "text/event-stream" });
       res.write(sse(events.slice(0, 2)));
-      setTimeout(() => {
-        res.write(sse(events.slice(2)));
-        setTimeout(() => res.destroy(), 20); // dropped with all five still waiting for a batch
-      }, 20);
+      res.write(sse(events.slice(2)));
+      // Keepalives until the drop: one read on its own says every event before it was read.
+      keepalives = setInterval(() => res.write(": keepalive\n\n"), 20);
     });
     const batches: Delivery[][] = [];
-    const counted = await eventsDuring("stream:events", source.id, () =>
-      watchOnce(
+    const counted = await eventsDuring("stream:events", source.id, async () => {
+      const watcher = watchOnce(
         source,
         {},
         {
@@ -286,8 +306,20 @@ describe("stream events are written in batches", () => {
             return writeBatch(db, deliveries);
           },
         },
-      ),
-    );
+      );
+      for (let i = 0; ; i++) {
+        const status = await db.prisma.collectorStatus.findUnique({
+          where: { sourceId_collector: { sourceId: source.id, collector: "A" } },
+        });
+        if (status?.lastActivityKind === "keepalive") break;
+        if (i > 200) throw new Error("no keepalive read in 10 s");
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(batches).toEqual([]); // all five read, none written yet
+      clearInterval(keepalives);
+      open?.destroy(); // dropped with all five waiting for their batch
+      await watcher;
+    });
     expect(batches.map((b) => b.length)).toEqual([5]);
     expect(counted).toEqual([{ source: source.id, collector: "A", count: 5 }]);
     const rows = await db.prisma.news.findMany({
@@ -305,10 +337,10 @@ describe("stream events are written in batches", () => {
     expect(history.map((e) => e.result)).toEqual(["inserted", "updated", "updated"]);
   });
 
-  it("a full batch goes at once, and the rest after the wait", async () => {
+  it("a full batch goes at once; what is left goes when the stream ends", async () => {
     const source = await streamSource((_req, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" });
-      res.write(
+      res.end(
         sse(
           Array.from({ length: 5 }, (_, i) => ({
             type: "item",
@@ -318,7 +350,6 @@ describe("stream events are written in batches", () => {
           })),
         ),
       );
-      setTimeout(() => res.destroy(), 200);
     });
     const sizes: number[] = [];
     await watchOnce(
