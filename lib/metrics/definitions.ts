@@ -28,7 +28,7 @@ const STORY_WEBHOOK_OUTCOMES = ["accepted", "duplicate", "ignored", "rejected", 
 const STORY_WEBHOOK_REASONS = [...REJECT_REASONS, "replayed_id", "not_recorded", "paused", "none"];
 const STORY_NOTIFICATION_OUTCOMES = ["sent", "already_claimed", "backfill", "failed"];
 /** What became of queue jobs (lib/events.ts job:*); `failed` counts every failed attempt. */
-export const QUEUE_JOB_OUTCOMES = [
+const QUEUE_JOB_OUTCOMES = [
   "completed",
   "failed",
   "dead",

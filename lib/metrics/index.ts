@@ -5,7 +5,6 @@
  * queries) and serve.ts (bearer auth, a worker process's own endpoint); registry.ts ties them
  * together and says which process exports what.
  */
-export { type BoundedCounter, QUEUE_JOB_OUTCOMES } from "./definitions";
 export { LabelGuard, LIMITS } from "./labels";
 export { registerMetrics, type ScrapeOptions, scrape } from "./registry";
 export { metricsAuthorized, serveMetrics } from "./serve";
