@@ -21,6 +21,12 @@ export interface Database {
   /** Where it lives, without credentials: a data directory or host/database. */
   location: string;
   prisma: PrismaClient;
+  /**
+   * The pool Prisma's PostgreSQL adapter runs on (absent on PGlite): the queue's hot statements
+   * (claim, complete, enqueue) go straight to it, since Prisma's per-row conversion was ~10 % of
+   * a worker's CPU in a 20,000-job drain, plus its garbage (docs/decisions/017).
+   */
+  pool?: pg.Pool;
   listen(channel: string, onMessage: (payload: string) => void): Promise<Unlisten>;
   close(): Promise<void>;
 }
@@ -153,22 +159,26 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   } finally {
     await admin.end();
   }
-  const prisma = new PrismaClient({
-    // A server that stops answering (a partition) must fail connects rather than hang them, and
-    // TCP keepalive notices a dead peer on an idle pooled connection.
-    adapter: new PrismaPg({
-      connectionString: url,
-      max: poolSize,
-      connectionTimeoutMillis: 10_000,
-      keepAlive: true,
-    }),
+  // A server that stops answering (a partition) must fail connects rather than hang them, and
+  // TCP keepalive notices a dead peer on an idle pooled connection.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: 10_000,
+    keepAlive: true,
   });
+  // An idle connection the server dropped (a restart) is reported here; the next query on the
+  // pool fails or reconnects on its own, so there is nothing to do, but an unheard 'error' would
+  // end the process.
+  pool.on("error", () => undefined);
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
   const listeners = new Set<pg.Client>();
   let dbClosed = false;
   return {
     kind: "postgres",
     location,
     prisma,
+    pool,
     listen: async (channel, onMessage) => {
       // LISTEN needs a connection of its own that stays open; a pooled one would be handed back.
       // When it is lost (the server restarted), it is opened again with growing pauses; what was

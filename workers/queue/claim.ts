@@ -1,6 +1,7 @@
 import { CLAIM_WAIT_BUCKETS_MS } from "@/lib/claimWaits";
 import type { Database } from "@/lib/db";
 import { Prisma } from "@/lib/generated/prisma/client";
+import { queueQuery } from "./sql";
 import type { ClaimedJob } from "./types";
 
 interface Row {
@@ -44,9 +45,7 @@ export async function claim(
   leaseSeconds: number,
 ): Promise<ClaimedJob[]> {
   if (limit <= 0) return [];
-  const rows = await db.prisma.$queryRaw<Row[]>(
-    claimStatement(queue, workerId, limit, leaseSeconds),
-  );
+  const rows = await queueQuery<Row>(db, claimStatement(queue, workerId, limit, leaseSeconds));
   const jobs = new Array<ClaimedJob>(rows.length);
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i] as Row;

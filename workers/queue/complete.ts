@@ -1,4 +1,6 @@
 import type { Database } from "@/lib/db";
+import { Prisma } from "@/lib/generated/prisma/client";
+import { queueQuery } from "./sql";
 import type { Lease } from "./types";
 
 /**
@@ -8,12 +10,15 @@ import type { Lease } from "./types";
  */
 export async function complete(db: Database, leases: Lease[]): Promise<string[]> {
   if (leases.length === 0) return [];
-  const rows = await db.prisma.$queryRaw<{ id: string }[]>`
+  const rows = await queueQuery<{ id: string }>(
+    db,
+    Prisma.sql`
     DELETE FROM jobs j
     USING unnest(${leases.map((l) => l.id)}::bigint[], ${leases.map((l) => l.attempt)}::int[],
                  ${leases.map((l) => l.token)}::uuid[]) AS held(id, attempt, token)
     WHERE j.id = held.id AND j.attempts = held.attempt AND j.lease_token = held.token
       AND j.state = 'leased'
-    RETURNING j.id::text AS id`;
+    RETURNING j.id::text AS id`,
+  );
   return rows.map((r) => r.id);
 }

@@ -1,4 +1,6 @@
 import type { Database } from "@/lib/db";
+import { Prisma } from "@/lib/generated/prisma/client";
+import { queueQuery } from "./sql";
 
 export interface JobInput {
   /** One live job per (queue, key): enqueueing a key that is ready or leased does nothing. */
@@ -29,7 +31,9 @@ export async function enqueue(db: Database, queue: string, jobs: JobInput[]): Pr
     delay: Math.max(0, j.delaySeconds ?? 0),
     max_attempts: j.maxAttempts ?? 5,
   }));
-  const added = await db.prisma.$queryRaw<{ id: string }[]>`
+  const added = await queueQuery<{ id: string }>(
+    db,
+    Prisma.sql`
     WITH input AS (
       SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
         AS i(key text, payload jsonb, source_id text, priority int, delay float8, max_attempts int)
@@ -43,6 +47,7 @@ export async function enqueue(db: Database, queue: string, jobs: JobInput[]): Pr
     )
     SELECT id::text AS id,
            (SELECT count(*) FROM (SELECT pg_notify(${JOBS_CHANNEL}, ${queue}) FROM added LIMIT 1) n)::int AS woke
-    FROM added`;
+    FROM added`,
+  );
   return added.map((r) => r.id);
 }

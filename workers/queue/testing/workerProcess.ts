@@ -3,7 +3,7 @@
  * benchmark. Run it from the project root (migrations are read from the working directory):
  *
  *   node --import tsx workers/queue/testing/workerProcess.ts --url postgres://… --queue q \
- *     --mode noop|ledger|baseline [--concurrency C] [--batch B] [--lease S] [--sweep-ms M]
+ *     --mode noop|ledger|baseline|graphile|pgboss [--concurrency C] [--batch B] [--lease S] [--sweep-ms M]
  *     [--poll-ms M] [--sleep-ms M] [--pool P] [--stop-deadline-ms M] [--worker-id ID]
  *
  * `node --import tsx` starts in about half a second here; the `tsx` binary is slower (it starts a
@@ -18,8 +18,17 @@
  *   baseline  no queue code at all: --pool plain pg connections, each looping a minimal
  *             SKIP LOCKED claim (UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED LIMIT B)
  *             RETURNING) and a DELETE … WHERE id = ANY($1) on `raw_jobs` (createRawJobsTable()),
- *             polling every --poll-ms when empty. Prints `first-claim <epoch ms, database clock>`
- *             on its first non-empty claim.
+ *             polling every --poll-ms when empty.
+ *   graphile  graphile-worker 0.18 with a no-op task (the queue bench's peer): --concurrency
+ *             concurrent jobs, a local queue of --batch jobs, batched completion (see bench/queue.ts).
+ *   pgboss    pg-boss 11 with a no-op handler: --concurrency / --batch workers, each fetching
+ *             --batch jobs, polling every --poll-ms (pg-boss' floor is 500 ms).
+ *
+ * noop, baseline, graphile and pgboss record, for the bench, when the first job was claimed and
+ * each job's wait from enqueue to claim, both by the database clock (each system's own claim
+ * and insert timestamps where it has them; the process's clock corrected to the server's
+ * otherwise), by payload phase ("s" saturated, "p" paced): `first-claim <epoch ms>` when it
+ * happens, and the waits as one `result <json>` line before `stopped`.
  *
  * Prints `ready <workerId>` on stdout once running. SIGTERM (or SIGINT) calls
  * worker.stop(--stop-deadline-ms), closes the database, prints `stopped <workerId> <counters>`
@@ -37,7 +46,16 @@ import { type Database, openDatabase } from "@/lib/db";
 import { sleep } from "@/lib/sleep";
 import { type JobHandler, startQueueWorker } from "../queueWorker";
 
-export type WorkerMode = "noop" | "ledger" | "baseline";
+export type WorkerMode = "noop" | "ledger" | "baseline" | "graphile" | "pgboss";
+const MODES: readonly WorkerMode[] = ["noop", "ledger", "baseline", "graphile", "pgboss"];
+
+/** What a bench worker process measured (its `result` line). */
+export interface WorkerResult {
+  /** Epoch ms, database clock; null when it claimed nothing. */
+  firstClaimMs: number | null;
+  /** Enqueue → claim, ms, by the payload's phase ("s" saturated, "p" paced). */
+  waits: { s: number[]; p: number[] };
+}
 
 export interface WorkerProcessOptions {
   url: string;
@@ -136,13 +154,12 @@ function fromArgs(argv: string[]): WorkerProcessOptions {
     return n;
   };
   if (!v.url) throw new Error("--url is required");
-  if (v.mode !== "noop" && v.mode !== "ledger" && v.mode !== "baseline") {
-    throw new Error("--mode must be noop, ledger or baseline");
-  }
+  const mode = MODES.find((m) => m === v.mode);
+  if (!mode) throw new Error(`--mode must be one of ${MODES.join(", ")}`);
   return {
     url: v.url,
     queue: v.queue,
-    mode: v.mode,
+    mode,
     concurrency: num("concurrency", v.concurrency),
     batchSize: num("batch", v.batch),
     leaseSeconds: num("lease", v.lease),
@@ -154,6 +171,51 @@ function fromArgs(argv: string[]): WorkerProcessOptions {
     reportMs: num("report-ms", v["report-ms"]),
     workerId: v["worker-id"],
   };
+}
+
+const preciseNow = () => performance.timeOrigin + performance.now();
+
+/**
+ * This process's clock corrected to the database server's: the offset measured on the fastest of
+ * five round trips (clock_timestamp() against the round trip's midpoint). On one machine it is a
+ * fraction of a millisecond; it keeps "first claim" on the same clock as the bench's "empty".
+ */
+async function dbClockOffset(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    let best = { rtt: Infinity, offset: 0 };
+    for (let i = 0; i < 5; i++) {
+      const t0 = preciseNow();
+      const { rows } = await client.query<{ ms: number }>(
+        "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms",
+      );
+      const t1 = preciseNow();
+      if (t1 - t0 < best.rtt) best = { rtt: t1 - t0, offset: Number(rows[0]?.ms) - (t0 + t1) / 2 };
+    }
+    return best.offset;
+  } finally {
+    await client.end();
+  }
+}
+
+class Recorder {
+  private readonly result: WorkerResult = { firstClaimMs: null, waits: { s: [], p: [] } };
+  constructor(private readonly offsetMs: number) {}
+
+  claimed(payload: unknown, waitMs: number): void {
+    if (this.result.firstClaimMs === null) {
+      this.result.firstClaimMs = preciseNow() + this.offsetMs;
+      // At once: the bench paces its second phase by the rate the first one measured.
+      process.stdout.write(`first-claim ${this.result.firstClaimMs}\n`);
+    }
+    const phase = (payload as { phase?: unknown } | null)?.phase === "p" ? "p" : "s";
+    this.result.waits[phase].push(waitMs);
+  }
+
+  line(): string {
+    return `result ${JSON.stringify(this.result)}`;
+  }
 }
 
 function ledgerHandler(db: Database, workerId: string, defaultSleepMs: number): JobHandler {
@@ -176,8 +238,11 @@ function ledgerHandler(db: Database, workerId: string, defaultSleepMs: number): 
 async function runQueueWorker(o: WorkerProcessOptions): Promise<void> {
   const db = await openDatabase({ url: o.url, poolSize: o.poolSize ?? 4 });
   const workerId = o.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
+  const recorder = o.mode === "noop" ? new Recorder(await dbClockOffset(o.url)) : null;
   const handler: JobHandler =
-    o.mode === "ledger" ? ledgerHandler(db, workerId, o.sleepMs ?? 0) : async () => undefined;
+    o.mode === "ledger"
+      ? ledgerHandler(db, workerId, o.sleepMs ?? 0)
+      : async (job) => recorder?.claimed(job.payload, job.waitMs);
   const worker = await startQueueWorker(db, {
     workerId,
     queues: {
@@ -198,6 +263,7 @@ async function runQueueWorker(o: WorkerProcessOptions): Promise<void> {
     stopping = true;
     await worker.stop(o.stopDeadlineMs ?? 10_000);
     await db.close();
+    if (recorder) process.stdout.write(`${recorder.line()}\n`);
     process.stdout.write(`stopped ${workerId} ${JSON.stringify(worker.counters())}\n`);
     process.exit(0);
   };
@@ -217,27 +283,24 @@ async function runBaseline(o: WorkerProcessOptions): Promise<void> {
       return client;
     }),
   );
+  const recorder = new Recorder(await dbClockOffset(o.url));
   let stopping = false;
-  let firstClaimReported = false;
   let completed = 0;
   const loop = async (client: pg.Client) => {
     while (!stopping) {
-      const { rows } = await client.query<{ id: string; payload: unknown; at_ms: number }>(
+      const { rows } = await client.query<{ id: string; payload: unknown; wait_ms: number }>(
         `UPDATE raw_jobs SET leased_until = now() + interval '30 seconds'
          WHERE id IN (SELECT id FROM raw_jobs
                       WHERE leased_until IS NULL AND run_at <= now()
                       ORDER BY run_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-         RETURNING id, payload, (extract(epoch FROM now()) * 1000)::float8 AS at_ms`,
+         RETURNING id, payload, (extract(epoch FROM now() - run_at) * 1000)::float8 AS wait_ms`,
         [batch],
       );
       if (rows.length === 0) {
         await sleep(pollMs);
         continue;
       }
-      if (!firstClaimReported) {
-        firstClaimReported = true;
-        process.stdout.write(`first-claim ${rows[0]?.at_ms}\n`);
-      }
+      for (const r of rows) recorder.claimed(r.payload, r.wait_ms);
       await client.query("DELETE FROM raw_jobs WHERE id = ANY($1::bigint[])", [
         rows.map((r) => r.id),
       ]);
@@ -250,6 +313,7 @@ async function runBaseline(o: WorkerProcessOptions): Promise<void> {
     stopping = true;
     await Promise.allSettled(loops);
     await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
+    process.stdout.write(`${recorder.line()}\n`);
     process.stdout.write(`stopped ${workerId} ${JSON.stringify({ completed })}\n`);
     process.exit(0);
   };
@@ -270,7 +334,92 @@ async function runBaseline(o: WorkerProcessOptions): Promise<void> {
 async function main(): Promise<void> {
   const o = fromArgs(process.argv.slice(2));
   if (o.mode === "baseline") await runBaseline(o);
+  else if (o.mode === "graphile") await runGraphile(o);
+  else if (o.mode === "pgboss") await runPgBoss(o);
   else await runQueueWorker(o);
+}
+
+/** Stops on SIGTERM/SIGINT: `stop()`, then the result line, then `stopped`, then exit 0. */
+function onStopSignal(workerId: string, recorder: Recorder, stop: () => Promise<void>): void {
+  let stopping = false;
+  const handle = async () => {
+    if (stopping) return;
+    stopping = true;
+    await stop();
+    process.stdout.write(`${recorder.line()}\n`);
+    process.stdout.write(`stopped ${workerId} {}\n`);
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void handle());
+  process.on("SIGINT", () => void handle());
+}
+
+/** graphile-worker as its performance page configures it for throughput (bench/queue.ts). */
+async function runGraphile(o: WorkerProcessOptions): Promise<void> {
+  const { Logger, run } = await import("graphile-worker");
+  const workerId = o.workerId ?? `graphile:${process.pid}`;
+  const recorder = new Recorder(await dbClockOffset(o.url));
+  const runner = await run({
+    taskList: {
+      [o.queue]: async (payload, helpers) => {
+        const { job } = helpers;
+        const claimedAt = job.locked_at ? new Date(job.locked_at).getTime() : null;
+        const wait =
+          claimedAt !== null
+            ? claimedAt - new Date(job.run_at).getTime()
+            : preciseNow() - new Date(job.run_at).getTime();
+        recorder.claimed(payload, wait);
+      },
+    },
+    noHandleSignals: true,
+    logger: new Logger(() => (level, message) => {
+      if (level === "error") process.stderr.write(`graphile: ${message}\n`);
+    }),
+    preset: {
+      worker: {
+        connectionString: o.url,
+        concurrentJobs: o.concurrency ?? 2_000,
+        maxPoolSize: o.poolSize ?? 10,
+        pollInterval: o.pollMs ?? 2_000,
+        localQueue: { size: o.batchSize ?? 1_000 },
+        completeJobBatchDelay: 0,
+        failJobBatchDelay: 0,
+      },
+    },
+  });
+  onStopSignal(workerId, recorder, () => runner.stop());
+  process.stdout.write(`ready ${workerId}\n`);
+}
+
+/** pg-boss with enough workers of --batch jobs each to hold --concurrency jobs (bench/queue.ts). */
+async function runPgBoss(o: WorkerProcessOptions): Promise<void> {
+  const { default: PgBoss } = await import("pg-boss");
+  const workerId = o.workerId ?? `pgboss:${process.pid}`;
+  const recorder = new Recorder(await dbClockOffset(o.url));
+  const boss = new PgBoss({
+    connectionString: o.url,
+    max: o.poolSize ?? 10,
+    schedule: false,
+    supervise: false,
+    migrate: false,
+  });
+  boss.on("error", (err) => process.stderr.write(`pg-boss: ${err.message}\n`));
+  await boss.start();
+  const batchSize = o.batchSize ?? 1_000;
+  const workers = Math.max(1, Math.round((o.concurrency ?? 2_000) / batchSize));
+  for (let i = 0; i < workers; i++) {
+    await boss.work(
+      o.queue,
+      { batchSize, pollingIntervalSeconds: (o.pollMs ?? 500) / 1000, includeMetadata: true },
+      async (jobs) => {
+        for (const job of jobs) {
+          recorder.claimed(job.data, job.startedOn.getTime() - job.createdOn.getTime());
+        }
+      },
+    );
+  }
+  onStopSignal(workerId, recorder, () => boss.stop({ graceful: true, wait: true }));
+  process.stdout.write(`ready ${workerId}\n`);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 import type { Clock } from "@/lib/backoff";
 
+const WOKEN = "woken";
+
 /**
  * Wakes a waiting loop: a NOTIFY, a freed slot, a claim coming back. A wake while the loop is
  * busy is kept, so the next wait returns at once instead of sleeping out its poll interval.
@@ -10,9 +12,15 @@ export class Wake {
 
   constructor(private readonly clock: Clock) {}
 
+  /**
+   * Called for every job let go (20k a second in a drain): one abort per wait at most, with a
+   * reason of our own (abort() without one builds a DOMException, stack and all: 14 % of a
+   * drain's CPU when it ran per job).
+   */
   wake = (): void => {
-    if (this.waiting) this.waiting.abort();
-    else this.pending = true;
+    const waiting = this.waiting;
+    if (!waiting) this.pending = true;
+    else if (!waiting.signal.aborted) waiting.abort(WOKEN);
   };
 
   /** Until woken, `ms` have passed, or `stop` aborts. */
@@ -22,7 +30,7 @@ export class Wake {
       return;
     }
     const waiting = new AbortController();
-    const onStop = () => waiting.abort();
+    const onStop = () => waiting.abort(WOKEN);
     stop.addEventListener("abort", onStop, { once: true });
     this.waiting = waiting;
     try {
