@@ -4,7 +4,7 @@ import { Prisma } from "@/lib/generated/prisma/client";
 /**
  * The one writer of admin_audit rows (the Audit page reads them: lib/dashboard/audit.ts). Every
  * admin action (dead letters, sources, repairs, chaos) records itself through auditInsertSql, so
- * the row's shape has one definition.
+ * the row's shape has one definition; a repair completes its row when it ends (completeAudit).
  */
 export interface AuditInsert {
   actor: string;
@@ -56,4 +56,19 @@ export async function writeAudit(
   >`WITH a AS (${insert}) SELECT id FROM a`;
   if (!created) throw new Error("admin audit: the row was not written");
   return created.id.toString();
+}
+
+/**
+ * What a long action (a repair) did, once it has ended: the count and detail of the row its start
+ * wrote. The one update admin_audit gets; a row is otherwise never changed.
+ */
+export async function completeAudit(
+  db: Database,
+  id: string,
+  outcome: { affected: number; detail: Record<string, unknown> },
+): Promise<void> {
+  await db.prisma.$executeRaw`
+    UPDATE admin_audit SET affected = ${outcome.affected}::int,
+                           detail = ${JSON.stringify(outcome.detail)}::jsonb
+    WHERE id = ${BigInt(id)}`;
 }

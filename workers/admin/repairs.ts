@@ -2,7 +2,7 @@ import { REPAIR_ACTIONS, repairSlot } from "@/lib/dashboard/repairs";
 import type { Database } from "@/lib/db";
 import { logger } from "@/lib/logger";
 import { repairFromAudit } from "@/workers/repair/repairFromAudit";
-import { writeAudit } from "./audit";
+import { completeAudit, writeAudit } from "./audit";
 
 /** Repairs from the dashboard: one at a time per process, in the background. */
 
@@ -63,21 +63,16 @@ export async function startRepair(
     });
     void running.then(async (report) => {
       const ended = await db.prisma.repairRun.findUnique({ where: { id: run.id } });
-      await db.prisma.adminAudit
-        .update({
-          where: { id: BigInt(auditId) },
-          data: {
-            affected: report?.changed ?? 0,
-            detail: {
-              status: ended?.status ?? (report ? "finished" : "failed"),
-              examined: report?.examined ?? ended?.rowsExamined ?? 0,
-              changed: report?.changed ?? ended?.rowsChanged ?? 0,
-              skipped: report?.skipped ?? 0,
-              ...(failure ? { error: String((failure as Error).message ?? failure) } : {}),
-            },
-          },
-        })
-        .catch((err) => logger().error({ err }, "repair: audit row not updated"));
+      await completeAudit(db, auditId, {
+        affected: report?.changed ?? 0,
+        detail: {
+          status: ended?.status ?? (report ? "finished" : "failed"),
+          examined: report?.examined ?? ended?.rowsExamined ?? 0,
+          changed: report?.changed ?? ended?.rowsChanged ?? 0,
+          skipped: report?.skipped ?? 0,
+          ...(failure ? { error: String((failure as Error).message ?? failure) } : {}),
+        },
+      }).catch((err) => logger().error({ err }, "repair: audit row not updated"));
       if (failure) logger().error({ err: failure, runId: slot.runId }, "repair failed");
     });
     return { runId: slot.runId, auditId };
