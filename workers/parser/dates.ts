@@ -152,7 +152,19 @@ function splitZone(zone: string | undefined): string | undefined {
   return /^[+-]\d{1,2}$/.test(m[1]) ? `${m[1]}:00` : m[1];
 }
 
+// The form nearly every RSS feed writes ("Tue, 01 Dec 2026 10:00:00 +0000"), read without the
+// normalising passes the sloppy forms need; RFC822 reads it to the same fields.
+const RFC822_STRICT =
+  /^[A-Za-z]{3}, (\d{2}) ([A-Za-z]{3}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) ([+-]\d{4}|GMT|UTC|UT|Z)$/;
+
 export function toIsoDate(raw: string | undefined): string | undefined {
+  const strict = raw === undefined ? null : RFC822_STRICT.exec(raw);
+  if (strict) {
+    const mon = month(strict[2] as string);
+    if (mon === undefined) return undefined;
+    const [, day, , y, h, m, sec, zone] = strict.map(String);
+    return build(Number(y), mon, Number(day), Number(h), Number(m), Number(sec), 0, zone);
+  }
   const s = raw?.trim().replace(/\s+/g, " ");
   if (!s) return undefined;
   const iso = fromIso(s);

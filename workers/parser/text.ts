@@ -79,14 +79,22 @@ function isSpace(c: number): boolean {
 }
 
 /**
- * `s.replace(/\s+/g, " ").trim()` in one pass that copies nothing when every run of whitespace
- * is already one inner space (most titles; that regex alone was 8 % of reading a big feed).
+ * `s.replace(CONTROLS, "").replace(/\s+/g, " ").trim()` in one pass that copies nothing when
+ * there is no control character and every run of whitespace is already one inner space (most
+ * titles); those two regexes were 13 % of reading a big feed.
  */
 function squash(s: string): string {
   let out = "";
   let last = 0;
   for (let i = 0; i < s.length; ) {
     const c = s.charCodeAt(i);
+    if (c > 32 && c < 127) {
+      i++;
+      continue;
+    }
+    if ((c < 32 && c !== 9 && c !== 10 && c !== 13) || c === 127) {
+      return squash(s.replace(CONTROLS, ""));
+    }
     if (!isSpace(c)) {
       i++;
       continue;
@@ -103,15 +111,6 @@ function squash(s: string): string {
   return last === 0 ? s : out + s.slice(last);
 }
 
-/** Whether CONTROLS would match: a plain loop is ~3× faster than the regex on text without any. */
-function hasControls(s: string): boolean {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if ((c < 32 && c !== 9 && c !== 10 && c !== 13) || c === 127) return true;
-  }
-  return false;
-}
-
 /** Text with tags removed, entities decoded (HTML names, numeric, double-escaped) and whitespace collapsed. */
 export function plainText(raw: string): string {
   let text = raw;
@@ -121,8 +120,7 @@ export function plainText(raw: string): string {
     if (next === text) break;
     text = next;
   }
-  const stripped = stripTags(text);
-  return squash(hasControls(stripped) ? stripped.replace(CONTROLS, "") : stripped);
+  return squash(stripTags(text));
 }
 
 function escapeText(s: string): string {
