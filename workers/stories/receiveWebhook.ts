@@ -1,6 +1,6 @@
 import { Webhook, WebhookVerificationError } from "standardwebhooks";
 import { z } from "zod";
-import { REJECT_REASONS, type RejectReason } from "@/lib/codes";
+import type { RejectReason } from "@/lib/codes";
 import type { Database } from "@/lib/db";
 import { emit } from "@/lib/events";
 import { Prisma } from "@/lib/generated/prisma/client";
@@ -13,8 +13,6 @@ import { cachedStorySource, type StorySource, storySourceIds } from "./source";
 
 /** Larger bodies are refused with 413 before they are read in full (RELIABILITY: webhooks). */
 export const WEBHOOK_MAX_BYTES = 1024 * 1024;
-
-export { REJECT_REASONS, type RejectReason };
 
 export interface WebhookAnswer {
   status: number;
