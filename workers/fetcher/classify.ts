@@ -1,7 +1,7 @@
-import { FETCH_CODES, type FetchCode } from "@/lib/codes";
+import type { FetchCode } from "@/lib/codes";
 
 /** Fetch outcomes classified into the stable codes (lib/codes.ts FETCH_CODES says what each means). */
-export { FETCH_CODES, type FetchCode };
+export type { FetchCode };
 
 /** An error with its stage ("fetcher: …") and its stable code. */
 export class FetchError extends Error {

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { canonicalId, entryKey } from "@/lib/canonical";
-import { ORIGINS, type Origin, RESULTS, type WriteResult } from "@/lib/codes";
+import { ORIGINS, type Origin, type WriteResult } from "@/lib/codes";
 
-export { ORIGINS, type Origin, RESULTS, type WriteResult };
+export type { Origin, WriteResult };
 
 export type WriteKind = "observe" | "edit" | "retract";
 
