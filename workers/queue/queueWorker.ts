@@ -53,7 +53,7 @@ export async function startQueueWorker(
   for (const [queue, wake] of wakes) ctx.whenFreed(queue, wake.wake);
   let unlisten: Unlisten | null = null;
   try {
-    unlisten = await db.listen(JOBS_CHANNEL, (queue) => wakes.get(queue)?.wake());
+    unlisten = await db.listen(JOBS_CHANNEL, (queue) => wakes.get(queue)?.news());
   } catch (err) {
     ctx.log.warn({ err }, "cannot LISTEN for new jobs; polling only");
   }
@@ -64,7 +64,7 @@ export async function startQueueWorker(
       heartbeater(ctx, queue, q.leaseSeconds ?? 30, halting.signal),
     ),
     sweeper(ctx, options.queues, options.sweepMs ?? 5_000, stopping.signal, (queue) =>
-      wakes.get(queue)?.wake(),
+      wakes.get(queue)?.news(),
     ),
     housekeeper(
       ctx,

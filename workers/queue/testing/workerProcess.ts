@@ -173,6 +173,14 @@ function fromArgs(argv: string[]): WorkerProcessOptions {
   };
 }
 
+/**
+ * Writes the last lines and exits 0 once they are out: stdout to a pipe is asynchronous, and an
+ * exit right after a write cuts a long line (a result of 50,000 waits) short.
+ */
+function exitAfter(text: string): void {
+  process.stdout.write(text, () => process.exit(0));
+}
+
 const preciseNow = () => performance.timeOrigin + performance.now();
 
 /**
@@ -263,9 +271,8 @@ async function runQueueWorker(o: WorkerProcessOptions): Promise<void> {
     stopping = true;
     await worker.stop(o.stopDeadlineMs ?? 10_000);
     await db.close();
-    if (recorder) process.stdout.write(`${recorder.line()}\n`);
-    process.stdout.write(`stopped ${workerId} ${JSON.stringify(worker.counters())}\n`);
-    process.exit(0);
+    const result = recorder ? `${recorder.line()}\n` : "";
+    exitAfter(`${result}stopped ${workerId} ${JSON.stringify(worker.counters())}\n`);
   };
   process.on("SIGTERM", () => void stop());
   process.on("SIGINT", () => void stop());
@@ -313,9 +320,7 @@ async function runBaseline(o: WorkerProcessOptions): Promise<void> {
     stopping = true;
     await Promise.allSettled(loops);
     await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
-    process.stdout.write(`${recorder.line()}\n`);
-    process.stdout.write(`stopped ${workerId} ${JSON.stringify({ completed })}\n`);
-    process.exit(0);
+    exitAfter(`${recorder.line()}\nstopped ${workerId} ${JSON.stringify({ completed })}\n`);
   };
   process.on("SIGTERM", () => void stop());
   process.on("SIGINT", () => void stop());
@@ -346,9 +351,7 @@ function onStopSignal(workerId: string, recorder: Recorder, stop: () => Promise<
     if (stopping) return;
     stopping = true;
     await stop();
-    process.stdout.write(`${recorder.line()}\n`);
-    process.stdout.write(`stopped ${workerId} {}\n`);
-    process.exit(0);
+    exitAfter(`${recorder.line()}\nstopped ${workerId} {}\n`);
   };
   process.on("SIGTERM", () => void handle());
   process.on("SIGINT", () => void handle());

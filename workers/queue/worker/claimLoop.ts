@@ -9,8 +9,10 @@ import type { Wake } from "./wake";
 /**
  * Two claims in flight per queue: while one batch's rows are being locked and returned, the
  * previous one runs and completes, so the worker is not idle for a round trip per batch (one at
- * a time, the worker was idle 60 % of a drain). More than two only queue up behind each other on
- * the queue's claim-stats row and on the pool.
+ * a time, the worker was idle 60 % of a drain). A second goes out when the last claim came back
+ * full (more are due) or jobs were enqueued since (a NOTIFY during a claim would otherwise wait
+ * for it: two claims' time at the p99 of a steady load). More than two only queue up behind
+ * each other on the queue's claim-stats row and on the pool.
  */
 const CLAIMS_IN_FLIGHT = 2;
 
@@ -27,8 +29,8 @@ export interface ClaimLoopOptions {
 
 /**
  * Claims a queue's due jobs while there are free slots, and hands each to `start`. A claim that
- * came back full means more are due: the next goes out at once, alongside. Otherwise the loop
- * waits for a NOTIFY, a freed slot, or the poll interval. Ends when `stop` aborts, after its
+ * came back full means more are due, and a NOTIFY means new ones are: the next goes out at once,
+ * alongside. Otherwise the loop waits for a NOTIFY, a freed slot, or the poll interval. Ends when `stop` aborts, after its
  * claims in flight are back (what they took after the stop is released at once).
  */
 export async function claimLoop(
@@ -62,7 +64,7 @@ export async function claimLoop(
     const tracked: Promise<void> = sent.finally(() => {
       reserved -= n;
       claims.delete(tracked);
-      if (lastFull || failed) wake.wake();
+      if (lastFull || failed || wake.hasNews) wake.wake();
     });
     claims.add(tracked);
   };
@@ -106,10 +108,13 @@ export async function claimLoop(
       continue;
     }
     const free = o.concurrency - ctx.held(o.queue) - reserved;
-    const more = claims.size === 0 || (claims.size < CLAIMS_IN_FLIGHT && lastFull);
-    if (free > 0 && more) {
-      send(Math.min(o.batchSize, free));
-      continue;
+    if (free > 0 && claims.size < CLAIMS_IN_FLIGHT) {
+      // News is taken only when a claim goes out: one sent after it sees the new jobs.
+      const news = wake.takeNews();
+      if (claims.size === 0 || lastFull || news) {
+        send(Math.min(o.batchSize, free));
+        continue;
+      }
     }
     await wake.wait(o.pollMs, stop);
   }

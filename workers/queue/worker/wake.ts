@@ -9,6 +9,7 @@ const WOKEN = "woken";
 export class Wake {
   private waiting: AbortController | undefined;
   private pending = false;
+  private fresh = false;
 
   constructor(private readonly clock: Clock) {}
 
@@ -22,6 +23,24 @@ export class Wake {
     if (!waiting) this.pending = true;
     else if (!waiting.signal.aborted) waiting.abort(WOKEN);
   };
+
+  /** New jobs may be due (a NOTIFY, a sweep): wakes, and says so to takeNews(). */
+  news = (): void => {
+    this.fresh = true;
+    this.wake();
+  };
+
+  /** News not yet taken. */
+  get hasNews(): boolean {
+    return this.fresh;
+  }
+
+  /** Whether news came since the last call. */
+  takeNews(): boolean {
+    const fresh = this.fresh;
+    this.fresh = false;
+    return fresh;
+  }
 
   /** Until woken, `ms` have passed, or `stop` aborts. */
   async wait(ms: number, stop: AbortSignal): Promise<void> {
