@@ -19,8 +19,8 @@ export interface XmlElement {
 export type XmlNode = XmlElement | string;
 
 // One pass over the text builds the elements directly: no token objects, no intermediate tree
-// (decision 018: fast-xml-parser with preserveOrder plus a conversion was 60 % of a parse, with
-// 11–16 % of it in GC). The reading is as lenient as fast-xml-parser's was, which the corpora
+// (decision 018: fast-xml-parser with preserveOrder plus a conversion was half or more of a
+// 5,000-item parse, 262–401 ms of 6 MB; this reads the same text in 45–65 ms). The reading is as lenient as fast-xml-parser's was, which the corpora
 // were checked against: an end tag closes the innermost open element whatever its name, text
 // outside the root before it is dropped, attributes without a quoted value are ignored, and
 // CR LF / CR become LF. Only the five XML entities are decoded (once, here); numeric references
