@@ -36,7 +36,6 @@ const MAX_DEPTH = 256;
 const ENTITY_WINDOW = 32;
 
 const XML_NS = "http://www.w3.org/XML/1998/namespace";
-const ATTRIBUTE = /([^\s=]+)\s*(?:=\s*(?:"([^"]*)"|'([^']*)'))?/g;
 const SPACE = /\s/;
 
 /** What /\s/ matches, without a regex call for the ASCII letters of a name. */
@@ -146,14 +145,68 @@ function tagClose(text: string, from: number): number {
   return -1;
 }
 
-function readAttributes(source: string): Record<string, string> | undefined {
+function hasTab(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (text.charCodeAt(i) === 9) return true;
+  return false;
+}
+
+/**
+ * text[from, to) with each tab outside a quoted value made a space, as fast-xml-parser read a
+ * tag before matching its attributes (it matters where its quotes and the attribute pattern's
+ * pair differently); the same length, so offsets carry over.
+ */
+function untabbed(text: string, from: number, to: number): string {
+  let out = "";
+  let last = from;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34 || c === 39) {
+      i = text.indexOf(c === 34 ? '"' : "'", i + 1); // found: tagClose paired every quote
+    } else if (c === 9) {
+      out += `${text.slice(last, i)} `;
+      last = i + 1;
+    }
+  }
+  return out + text.slice(last, to);
+}
+
+/** `[^\s=]` */
+const isNameChar = (c: number) => c !== 61 && !isSpace(c);
+
+/**
+ * The attributes in text[from, to), read as fast-xml-parser's
+ * `/([^\s=]+)\s*(=\s*(?:"([^"]*)"|'([^']*)'))?/g` read them (a name without a quoted value is
+ * skipped; the last of a repeated name wins), by hand: no substring per tag, no match arrays.
+ */
+function readAttributes(
+  text: string,
+  from: number,
+  to: number,
+): Record<string, string> | undefined {
   let attrs: Record<string, string> | undefined;
-  ATTRIBUTE.lastIndex = 0;
-  for (let m = ATTRIBUTE.exec(source); m; m = ATTRIBUTE.exec(source)) {
-    const value = m[2] ?? m[3];
-    if (value === undefined) continue;
-    attrs ??= Object.create(null) as Record<string, string>;
-    attrs[m[1] as string] = decodeXml(value);
+  let i = from;
+  while (i < to) {
+    if (!isNameChar(text.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    const start = i;
+    while (i < to && isNameChar(text.charCodeAt(i))) i++;
+    const name = text.slice(start, i);
+    while (i < to && isSpace(text.charCodeAt(i))) i++;
+    if (i >= to || text.charCodeAt(i) !== 61) continue;
+    let j = i + 1;
+    while (j < to && isSpace(text.charCodeAt(j))) j++;
+    const quote = text.charCodeAt(j);
+    if (j < to && (quote === 34 || quote === 39)) {
+      const close = text.indexOf(quote === 34 ? '"' : "'", j + 1);
+      if (close !== -1 && close < to) {
+        attrs ??= Object.create(null) as Record<string, string>;
+        attrs[name] = decodeXml(text.slice(j + 1, close));
+        i = close + 1;
+      }
+    }
+    // otherwise "=" starts no value: reading resumes at it, as the pattern's next match would
   }
   return attrs;
 }
@@ -249,7 +302,10 @@ export function parseXml(input: string, baseUrl?: string, onEntry?: EntryReader)
         // `<a/>`; and fast-xml-parser dropped the attributes of `<a/ b="1"/>`, so do we
         name = name.slice(0, -1);
       } else if (nameEnd < gt) {
-        attrs = readAttributes(text.slice(nameEnd + 1, selfClosing ? gt - 1 : gt));
+        const to = selfClosing ? gt - 1 : gt;
+        attrs = hasTab(text, nameEnd, to)
+          ? readAttributes(untabbed(text, lt + 1, gt), nameEnd - lt, to - lt - 1)
+          : readAttributes(text, nameEnd + 1, to);
       }
       if (el) flush(el.children);
       pending = "";
