@@ -72,6 +72,51 @@ describe.skipIf(!requireRealPostgres("the queue bench (worker processes racing f
       expect(result.p99Ms).toBeGreaterThanOrEqual(result.p50Ms);
       expect([1, 2]).toContain(result.workers);
     });
+
+    it("with --peers, runs all four systems alternating and prints their medians and ratios", async () => {
+      const { stdout } = await run(
+        "npm",
+        [
+          "run",
+          "-s",
+          "bench",
+          "--",
+          "queue",
+          "--peers",
+          "--runs",
+          "2",
+          "--jobs",
+          "2000",
+          "--latency-seconds",
+          "0.5",
+          "--json",
+        ],
+        { env: { ...process.env, DATABASE_URL: testServerUrl(), LOG_LEVEL: "silent" } },
+      );
+      const lines = stdout.trim().split("\n");
+      expect(lines).toHaveLength(1);
+      const result = JSON.parse(lines[0] as string);
+      expect(result).toMatchObject({ runs: 2, jobs: 2000 });
+      expect(Object.keys(result.systems).sort()).toEqual([
+        "graphile",
+        "pg-boss",
+        "raw",
+        "wirewatch",
+      ]);
+      for (const s of Object.values(result.systems) as {
+        rate: { min: number; median: number; max: number };
+        p99: { median: number };
+      }[]) {
+        expect(s.rate.min).toBeGreaterThan(0);
+        expect(s.rate.min).toBeLessThanOrEqual(s.rate.median);
+        expect(s.rate.median).toBeLessThanOrEqual(s.rate.max);
+        expect(s.p99.median).toBeGreaterThan(0);
+      }
+      const median = (name: string) => result.systems[name].rate.median;
+      expect(result.ratios.graphile).toBeCloseTo(median("wirewatch") / median("graphile"), 6);
+      expect(result.ratios.raw).toBeCloseTo(median("wirewatch") / median("raw"), 6);
+      expect(result.ratios.pgBoss).toBeCloseTo(median("wirewatch") / median("pg-boss"), 6);
+    });
   },
 );
 
