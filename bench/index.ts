@@ -24,7 +24,9 @@ const BENCHMARKS: Record<string, Benchmark> = {
     load: () => import("./stories"),
   },
   queue: {
-    describe: "the Postgres job queue's worker processes against a raw SKIP LOCKED loop",
+    describe:
+      "the Postgres job queue's worker processes against a raw SKIP LOCKED loop (--peers: and " +
+      "graphile-worker, pg-boss)",
     load: () => import("./queue"),
   },
   parse: {
