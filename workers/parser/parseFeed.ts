@@ -1,5 +1,6 @@
 import { atomEntryFields, isAtomEntry, readAtom } from "./atom";
 import { decodeBody } from "./decode";
+import { detach } from "./entry";
 import { FeedParseError } from "./errors";
 import { stripSafeProlog } from "./hostile";
 import { NS } from "./namespaces";
@@ -50,7 +51,15 @@ export function parseFeed(body: Buffer | string, opts: ParseFeedOptions = {}): P
     format === "atom1" || format === "atom03"
       ? readAtom(root, entries.atom)
       : readRss(root, { inChannel: entries.inChannel, beside: entries.beside });
-  return { format, ...read };
+  return { format, feed: detachFeed(read.feed), entries: read.entries };
+}
+
+/** The feed's own fields as copies, like the entries' (entry.ts, detach). */
+export function detachFeed(feed: ParsedFeed["feed"]): ParsedFeed["feed"] {
+  const out: ParsedFeed["feed"] = { ...feed, title: detach(feed.title) };
+  if (feed.link) out.link = detach(feed.link);
+  if (feed.id) out.id = detach(feed.id);
+  return out;
 }
 
 /**

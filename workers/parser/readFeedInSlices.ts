@@ -2,7 +2,7 @@ import { readAtom } from "./atom";
 import { decodeBody } from "./decode";
 import { FeedParseError } from "./errors";
 import { safePrologEnd } from "./hostile";
-import { formatOf, parseFeed } from "./parseFeed";
+import { detachFeed, formatOf, parseFeed } from "./parseFeed";
 import { readRss } from "./rss";
 import type { ParsedEntry, ParsedFeed } from "./types";
 import { parseXml, type XmlElement } from "./xmlTree";
@@ -71,7 +71,7 @@ export async function readFeedInSlices(
   const skeleton = parseXml(cutOut(text, scan.entries), opts.url);
   const format = formatOf(skeleton);
   const read = format === "atom1" || format === "atom03" ? readAtom : readRss;
-  const feed = read(skeleton).feed;
+  const feed = detachFeed(read(skeleton).feed);
 
   const wanted = scan.entries.slice(0, max);
   const entries: ParsedEntry[] = [];
