@@ -35,3 +35,35 @@ export async function seedAttempts(
     })),
   });
 }
+
+/**
+ * Two feed sources for the Sources views and their actions: "down" (breaker open after 503s,
+ * validators not trusted) and "fine" (healthy, its next poll a minute ahead), each with the last
+ * hour's attempts and, for "fine", two failures outside the hour that must not count.
+ */
+export async function seedDownAndFine(db: Database, now: Date): Promise<void> {
+  await seedSource(db, "down", {
+    breakerState: "open",
+    breakerFailures: 5,
+    breakerChangedAt: minutesBefore(now, 0.5),
+    lastErrorCode: "http_503",
+    lastErrorMessage: "503 Service Unavailable",
+    lastErrorAt: minutesBefore(now, 0.5),
+    trustsValidators: false,
+  });
+  await seedSource(db, "fine", { nextPollAt: new Date(now.getTime() + 60_000) });
+  await db.prisma.collectorStatus.create({
+    data: {
+      sourceId: "fine",
+      collector: "A",
+      lastActivityAt: minutesBefore(now, 1),
+      lastContentAt: minutesBefore(now, 2),
+      usualGapSeconds: 600,
+      gapsSeen: 10,
+    },
+  });
+  await seedAttempts(db, "down", now, ["http_503", "http_503", "timeout", "ok"]);
+  await seedAttempts(db, "fine", now, ["ok", "not_modified", "not_modified", "ok"]);
+  // Outside the hour: not counted.
+  await seedAttempts(db, "fine", minutesBefore(now, 90), ["http_500", "http_500"]);
+}

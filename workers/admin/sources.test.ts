@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listSources, PAUSED_REASON } from "@/lib/dashboard/sources";
-import { minutesBefore, seedAttempts, seedSource } from "@/lib/dashboard/testing";
+import { seedDownAndFine, seedSource } from "@/lib/dashboard/testing";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 import { parseSourcesFile } from "@/workers/sources/sourcesFile";
 import { syncSources } from "@/workers/sources/syncSources";
@@ -12,30 +12,7 @@ const now = new Date();
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  await seedSource(db, "down", {
-    breakerState: "open",
-    breakerFailures: 5,
-    breakerChangedAt: minutesBefore(now, 0.5),
-    lastErrorCode: "http_503",
-    lastErrorMessage: "503 Service Unavailable",
-    lastErrorAt: minutesBefore(now, 0.5),
-    trustsValidators: false,
-  });
-  await seedSource(db, "fine", { nextPollAt: new Date(now.getTime() + 60_000) });
-  await db.prisma.collectorStatus.create({
-    data: {
-      sourceId: "fine",
-      collector: "A",
-      lastActivityAt: minutesBefore(now, 1),
-      lastContentAt: minutesBefore(now, 2),
-      usualGapSeconds: 600,
-      gapsSeen: 10,
-    },
-  });
-  await seedAttempts(db, "down", now, ["http_503", "http_503", "timeout", "ok"]);
-  await seedAttempts(db, "fine", now, ["ok", "not_modified", "not_modified", "ok"]);
-  // Outside the hour: not counted.
-  await seedAttempts(db, "fine", minutesBefore(now, 90), ["http_500", "http_500"]);
+  await seedDownAndFine(db, now);
 });
 
 afterAll(async () => {
