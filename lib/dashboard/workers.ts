@@ -12,7 +12,18 @@ import type { Database } from "@/lib/db";
  */
 export const LOST_AFTER_SECONDS = 30;
 
-export interface WorkerRow {
+/** What a worker counts and reports on its queue_workers row (workers/queue/workerState.ts). */
+export interface WorkerCounters {
+  claimed: number;
+  completed: number;
+  failed: number;
+  inFlight: number;
+  lastClaimAt: Date | null;
+  lastError: string | null;
+  lastErrorAt: Date | null;
+}
+
+export interface WorkerRow extends WorkerCounters {
   id: string;
   host: string;
   pid: number;
@@ -21,14 +32,8 @@ export interface WorkerRow {
   startedAt: Date;
   seenAt: Date;
   stoppedAt: Date | null;
-  claimed: number;
-  completed: number;
-  failed: number;
   /** As reported; for a lost worker, the leases still in its name (swept once they run out). */
   inFlight: number;
-  lastClaimAt: Date | null;
-  lastError: string | null;
-  lastErrorAt: Date | null;
 }
 
 /** The most recently seen workers (at most `limit`), with their derived state. */

@@ -1,15 +1,8 @@
 import { hostname } from "node:os";
+import type { WorkerCounters } from "@/lib/dashboard/workers";
 import type { Database } from "@/lib/db";
 
-export interface WorkerCounters {
-  claimed: number;
-  completed: number;
-  failed: number;
-  inFlight: number;
-  lastClaimAt: Date | null;
-  lastError: string | null;
-  lastErrorAt: Date | null;
-}
+export type { WorkerCounters };
 
 /** Writes a worker's state row (created on first report), stamped with the database clock. */
 export async function workerSeen(
