@@ -29,12 +29,10 @@ describe("npm run -s bench -- writer --json", () => {
       expect(r.writerObsPerSec).toBeGreaterThan(0);
       expect(r.ratio).toBeCloseTo(r.writerObsPerSec / r.rawObsPerSec, 2);
     }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[1];
-    expect(result.ratio).toBeCloseTo(median(result.runs.map((r: { ratio: number }) => r.ratio)), 3);
-    expect(result.writerObsPerSec).toBeCloseTo(
-      median(result.runs.map((r: { writerObsPerSec: number }) => r.writerObsPerSec)) as number,
-      0,
-    );
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[1] as number;
+    const runs: { ratio: number; writerObsPerSec: number }[] = result.runs;
+    expect(result.ratio).toBeCloseTo(median(runs.map((r) => r.ratio)), 3);
+    expect(result.writerObsPerSec).toBeCloseTo(median(runs.map((r) => r.writerObsPerSec)), 0);
   });
 });
 
