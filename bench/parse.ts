@@ -1,7 +1,7 @@
 /**
  * Parse benchmark: how fast parseFeed turns feed bytes into entries, next to two peers.
  *
- *   npm run -s bench -- parse [--runs N] [--json]
+ *   npm run -s bench -- parse [--runs N] [--seconds S] [--json]
  *
  * What is measured, in one process, every input read into memory before any clock starts:
  *
@@ -39,7 +39,10 @@ const CORPUS_NAMES = ["rss-parser", "gofeed", "miniflux"];
 const FEED_FILE = /\.(xml|rss|atom)$/;
 const SEED = 0x0f_ee_d5;
 const ITEMS = 5_000;
-/** Each parser reads a workload for at least this long per run (whole passes), so one busy moment on a shared machine weighs less. */
+/**
+ * Each parser reads a workload for at least this long per run (whole passes), so one busy moment
+ * on a shared machine weighs less (--seconds; 0 makes one pass, for the bench's own test).
+ */
 const RUN_SECONDS = 1;
 
 interface Peer {
@@ -234,12 +237,16 @@ function spread(values: number[]): Spread {
   return { min: sorted[0] as number, median, max: sorted[sorted.length - 1] as number };
 }
 
-async function measure(work: Workload, runs: number): Promise<Record<string, Spread>> {
+async function measure(
+  work: Workload,
+  runs: number,
+  runSeconds: number,
+): Promise<Record<string, Spread>> {
   const rates: Record<string, number[]> = Object.fromEntries(PARSERS.map((p) => [p.name, []]));
-  // Warm-up, which also sizes each parser's passes per run (at least RUN_SECONDS of reading).
+  // Warm-up, which also sizes each parser's passes per run (at least runSeconds of reading).
   const passes = new Map<Peer, number>();
   for (const peer of PARSERS) {
-    passes.set(peer, Math.max(1, Math.ceil(RUN_SECONDS / (await readAll(peer, work)))));
+    passes.set(peer, Math.max(1, Math.ceil(runSeconds / (await readAll(peer, work)))));
   }
   const most = Math.max(...passes.values());
   for (let run = 0; run < runs; run++) {
@@ -262,19 +269,26 @@ async function measure(work: Workload, runs: number): Promise<Record<string, Spr
   return Object.fromEntries(Object.entries(rates).map(([name, r]) => [name, spread(r)]));
 }
 
-function parseOptions(args: string[]): { runs: number; json: boolean } {
+function parseOptions(args: string[]): { runs: number; seconds: number; json: boolean } {
   const { values } = parseArgs({
     args,
-    options: { runs: { type: "string", default: "5" }, json: { type: "boolean", default: false } },
+    options: {
+      runs: { type: "string", default: "5" },
+      seconds: { type: "string", default: String(RUN_SECONDS) },
+      json: { type: "boolean", default: false },
+    },
     strict: true,
   });
   const runs = Number(values.runs);
   if (!Number.isInteger(runs) || runs < 1) throw usageError("--runs must be a positive integer");
-  return { runs, json: values.json };
+  const seconds = Number(values.seconds);
+  if (!Number.isFinite(seconds) || seconds < 0)
+    throw usageError("--seconds must be a number of seconds, 0 or more");
+  return { runs, seconds, json: values.json };
 }
 
 export async function run(args: string[]): Promise<void> {
-  const { runs, json } = parseOptions(args);
+  const { runs, seconds, json } = parseOptions(args);
   log(`reading the corpora under ${path.relative(process.cwd(), CORPORA) || CORPORA} …`);
   const corpora = await corporaWorkload();
   const big = generatedRss();
@@ -284,7 +298,7 @@ export async function run(args: string[]): Promise<void> {
   ];
   const results = [];
   for (const work of workloads) {
-    const mbPerSec = await measure(work, runs);
+    const mbPerSec = await measure(work, runs, seconds);
     const ours = mbPerSec.wirewatch?.median ?? 0;
     const ratios = Object.fromEntries(
       PARSERS.slice(1).map((p) => [p.name, ours / (mbPerSec[p.name]?.median ?? Number.NaN)]),
