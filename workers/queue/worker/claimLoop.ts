@@ -107,7 +107,7 @@ export async function claimLoop(
       await backoff.wait(stop);
       continue;
     }
-    const free = o.concurrency - ctx.held(o.queue) - reserved;
+    const free = o.concurrency - ctx.busy(o.queue) - reserved;
     if (free > 0 && claims.size < CLAIMS_IN_FLIGHT) {
       // News is taken only when a claim goes out: one sent after it sees the new jobs.
       const news = wake.takeNews();

@@ -64,6 +64,7 @@ export class WorkerContext {
   lastDbOk: number;
   private dbDown = false;
   private readonly heldBy = new Map<string, number>();
+  private readonly busyBy = new Map<string, number>();
   private readonly onFreed = new Map<string, () => void>();
 
   constructor(
@@ -80,7 +81,17 @@ export class WorkerContext {
     return this.heldBy.get(queue) ?? 0;
   }
 
-  /** Calls `wake` whenever a job of `queue` is let go (a slot is free). */
+  /**
+   * Handlers of `queue` running now: the claim loop's budget. A job whose handler has returned
+   * gives its slot back at once, while its completion is still being written: waiting for the
+   * write kept a claimed batch's slots taken for the length of a DELETE of 1,000 (10-20 ms on
+   * this machine), one more round trip per batch in which the worker sat idle.
+   */
+  busy(queue: string): number {
+    return this.busyBy.get(queue) ?? 0;
+  }
+
+  /** Calls `wake` whenever a slot of `queue` is free (a handler returned, a job let go). */
   whenFreed(queue: string, wake: () => void): void {
     this.onFreed.set(queue, wake);
   }
@@ -89,6 +100,7 @@ export class WorkerContext {
     const r = new Running(job, this.clock.now());
     this.running.set(job.lease.id, r);
     this.heldBy.set(job.queue, this.held(job.queue) + 1);
+    this.busyBy.set(job.queue, this.busy(job.queue) + 1);
     this.counters.inFlight = this.running.size;
     return r;
   }
@@ -98,11 +110,22 @@ export class WorkerContext {
     return this.running.get(r.job.lease.id) === r;
   }
 
+  /** `r`'s handler has returned: its slot is free; its lease is held until its outcome is written. */
+  handlerDone(r: Running): void {
+    if (!this.holds(r) || r.finished) return;
+    r.finished = true;
+    this.busyBy.set(r.job.queue, this.busy(r.job.queue) - 1);
+    this.onFreed.get(r.job.queue)?.();
+  }
+
   forget(r: Running): void {
     if (!this.holds(r)) return;
     this.running.delete(r.job.lease.id);
     this.heldBy.set(r.job.queue, this.held(r.job.queue) - 1);
     this.counters.inFlight = this.running.size;
+    if (r.finished) return;
+    r.finished = true;
+    this.busyBy.set(r.job.queue, this.busy(r.job.queue) - 1);
     this.onFreed.get(r.job.queue)?.();
   }
 

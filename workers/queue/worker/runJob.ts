@@ -40,7 +40,7 @@ async function finished(
   completions: Completions,
 ): Promise<void> {
   if (r.aborted) return;
-  r.finished = true;
+  ctx.handlerDone(r);
   if (!outcome?.reschedule) {
     completions.add(r);
     return;
