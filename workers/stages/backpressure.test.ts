@@ -59,10 +59,9 @@ describe("backpressure between fetch and store", () => {
     expect(bounded.peakQueued).toBeLessThanOrEqual(settings.bufferCapacity);
     expect(bounded.heldEntries).toBeLessThanOrEqual(bound);
     expect(bounded.peakInFlight).toBeLessThanOrEqual(bound);
-    // Live memory held when full: the workload's 20 feeds cost about 2.1 MB of memory per MB of
-    // feed (18.6 MB for 8.7 MB measured unbounded), so 4 feeds are ~3.7 MB plus the run's own
-    // overhead (5.3 MB measured in all). The bound: three quarters of the workload's bytes
-    // (6.5 MB), under half of what holding it all costs.
+    // Live memory held when full: 4 of the workload's 20 feeds plus the run's own overhead (5.2
+    // MB measured in all; the whole workload held costs 11.2 MB). The bound: three quarters of
+    // the workload's bytes (6.5 MB).
     expect(bounded.heldMemoryBytes).toBeLessThan(0.75 * bounded.workloadBytes);
   });
 
@@ -76,11 +75,14 @@ describe("backpressure between fetch and store", () => {
     console.log(`backpressure ${describeRun("control (unbounded)", unbounded)}`);
     expect(unbounded.observations).toBe(unbounded.expected);
     expect(unbounded.heldEntries).toBe(unbounded.expected);
-    // All of it in memory at once: over 1.5× the workload's bytes (18.6 MB for 8.7 MB measured),
-    // and more than the whole workload's bytes above what the bounded run held (13.3 MB measured).
+    // All of it in memory at once: more than the workload's bytes (11.2–16.4 MB for 8.7 MB measured),
+    // and over half the workload's bytes above what the bounded run held (6.0–11.1 MB measured). The
+    // parser's entries hold copies of their strings, not slices of the whole feed's text
+    // (docs/decisions/018), so an entry costs about its own bytes: before that a held entry kept
+    // its feed alive and the same run held 18.6 MB.
     const held = unbounded.heldMemoryBytes ?? 0;
-    expect(held).toBeGreaterThan(1.5 * unbounded.workloadBytes);
+    expect(held).toBeGreaterThan(unbounded.workloadBytes);
     expect(bounded, "the bounded run (the test above) runs first").toBeDefined();
-    expect(held - (bounded?.heldMemoryBytes ?? 0)).toBeGreaterThan(unbounded.workloadBytes);
+    expect(held - (bounded?.heldMemoryBytes ?? 0)).toBeGreaterThan(0.5 * unbounded.workloadBytes);
   });
 });
