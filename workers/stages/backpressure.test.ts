@@ -60,7 +60,7 @@ describe("backpressure between fetch and store", () => {
     expect(bounded.heldEntries).toBeLessThanOrEqual(bound);
     expect(bounded.peakInFlight).toBeLessThanOrEqual(bound);
     // Live memory held when full: 4 of the workload's 20 feeds plus the run's own overhead (5.2
-    // MB measured in all; the whole workload held costs 11.2 MB). The bound: three quarters of
+    // MB measured in all; the whole workload held costs 11–16 MB). The bound: three quarters of
     // the workload's bytes (6.5 MB).
     expect(bounded.heldMemoryBytes).toBeLessThan(0.75 * bounded.workloadBytes);
   });
