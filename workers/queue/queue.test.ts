@@ -52,6 +52,21 @@ describe("enqueue", () => {
     expect(await enqueue(db, "q", [{ key: "a" }])).toHaveLength(1);
   });
 
+  it("adds a batch without keys with each job's own fields, ids in input order", async () => {
+    const ids = await enqueue(db, "q", [
+      { payload: { n: 1 }, priority: 2, maxAttempts: 3, sourceId: "s1" },
+      { payload: { n: 2 }, delaySeconds: 60 },
+      {},
+    ]);
+    expect(ids).toHaveLength(3);
+    expect([...ids].sort((a, b) => Number(a) - Number(b))).toEqual(ids);
+    const [a, b, c] = await Promise.all(ids.map(job));
+    expect(a).toMatchObject({ payload: { n: 1 }, priority: 2, maxAttempts: 3, sourceId: "s1" });
+    expect(b?.payload).toEqual({ n: 2 });
+    expect((b?.runAt.getTime() ?? 0) - (a?.runAt.getTime() ?? 0)).toBeGreaterThan(59_000);
+    expect(c).toMatchObject({ payload: {}, priority: 0, maxAttempts: 5, key: null });
+  });
+
   it("wakes listening workers", async () => {
     const heard: string[] = [];
     const unlisten = await db.listen("wirewatch_jobs", (p) => heard.push(p));
