@@ -123,7 +123,9 @@ describe("a 50,000-entry feed without validators, polled 5 times", () => {
     );
     expect(grown).toBeLessThanOrEqual(100);
     expect(p99).toBeLessThan(200);
-    expect(health.length).toBeGreaterThan(10);
+    // Asked every 100 ms: at least one answer per 200 ms of polling means the polls left it its
+    // turns (polls 2-5 take 1.0-1.3 s here since the parser's single-pass builder, 4.3 s before).
+    expect(health.length).toBeGreaterThanOrEqual(Math.max(3, Math.floor(pollsMs / 200)));
     expect(healthP99).toBeLessThan(200);
     expect(otherPolls.length).toBeGreaterThanOrEqual(Math.floor(pollsMs / OTHER_EVERY_MS) - 1);
     expect(Math.max(...gaps)).toBeLessThan(OTHER_EVERY_MS + 1_000);
