@@ -87,6 +87,8 @@ describe("the migrated database matches prisma/schema.prisma", () => {
       duplicateOf: "other",
       dedupStage: "url",
       dedupScore: 0.97,
+      dedupThreshold: 0.9,
+      dedupAt: new Date("2026-06-12T09:30:00Z"),
       updatedAt: new Date("2026-06-12T10:00:00Z"),
     };
     const created = await db.prisma.news.create({ data });
@@ -112,6 +114,8 @@ describe("the migrated database matches prisma/schema.prisma", () => {
         duplicateOf: null,
         dedupStage: null,
         dedupScore: null,
+        dedupThreshold: null,
+        dedupAt: null,
         quality: "fallback",
       },
     });
@@ -455,6 +459,149 @@ describe("the migrated database matches prisma/schema.prisma", () => {
     expect(await db.prisma.story.count()).toBe(0);
   });
 
+  it("the dedup tables and the line's cursors", async () => {
+    const at = new Date("2026-07-01T10:00:00Z");
+    const settings = {
+      id: 1,
+      thresholds: { windowHours: 72 },
+      revision: 3,
+      updatedAt: at,
+      updatedBy: "ops",
+    };
+    expect(await db.prisma.dedupSettings.create({ data: settings })).toEqual(settings);
+    expectSameColumns(settings, await columnsOf("dedup_settings"));
+    // One row only.
+    await expect(
+      db.prisma.dedupSettings.create({ data: { id: 2, thresholds: {} } }),
+    ).rejects.toThrow();
+
+    const item = {
+      entryKey: "a".repeat(64),
+      version: 2,
+      sourceId: "s-1",
+      firstSeenAt: at,
+      live: true,
+      urlKey: "example.com/a",
+      contentKey: "ff00",
+      simhash: -9_000_000_000_000_000_000n,
+      band0: 0,
+      band1: 65_535,
+      band2: 7,
+      band3: 8,
+      clusterId: 1n,
+      outcome: "duplicate",
+      stage: "near",
+      settingsRevision: 3,
+      decidedAt: at,
+      decisionMs: 1.25,
+    };
+    expect(await db.prisma.dedupItem.create({ data: item })).toEqual(item);
+    expectSameColumns(item, await columnsOf("dedup_items"));
+
+    const cluster = {
+      id: 1n,
+      canonicalKey: "b".repeat(64),
+      members: 2,
+      outlets: 2,
+      firstSeenAt: at,
+      createdAt: at,
+      updatedAt: at,
+      dissolvedAt: null,
+    };
+    expect(await db.prisma.dedupCluster.create({ data: cluster })).toEqual(cluster);
+    expectSameColumns(cluster, await columnsOf("dedup_clusters"));
+    const event = {
+      id: 1n,
+      clusterId: 1n,
+      at,
+      kind: "elected",
+      entryKey: "b".repeat(64),
+      detail: { why: "retracted" },
+    };
+    expect(await db.prisma.dedupClusterEvent.create({ data: event })).toEqual(event);
+    expectSameColumns(event, await columnsOf("dedup_cluster_events"));
+
+    const link = {
+      id: 1n,
+      entryKey: item.entryKey,
+      duplicateOf: cluster.canonicalKey,
+      matchedKey: cluster.canonicalKey,
+      clusterId: 1n,
+      stage: "near",
+      score: 2,
+      threshold: 3,
+      settingsRevision: 3,
+      itemVersion: 2,
+      evidence: { shared: ["x"] },
+      decidedAt: at,
+      decidedBy: "dedup",
+      endedAt: null,
+      endedReason: null,
+      endedBy: null,
+    };
+    expect(await db.prisma.dedupLink.create({ data: link })).toEqual(link);
+    expectSameColumns(link, await columnsOf("dedup_links"));
+    // One live link per item; an ended one may sit beside it.
+    const { id: _id, ...again } = link;
+    await expect(db.prisma.dedupLink.create({ data: again })).rejects.toThrow();
+    await db.prisma.dedupLink.create({
+      data: { ...again, endedAt: at, endedReason: "undone", endedBy: "ops" },
+    });
+
+    const review = {
+      id: 1n,
+      entryKey: item.entryKey,
+      candidateKey: cluster.canonicalKey,
+      pairA: item.entryKey,
+      pairB: cluster.canonicalKey,
+      stage: "near",
+      score: 5,
+      threshold: 3,
+      itemVersion: 2,
+      evidence: null,
+      state: "pending",
+      createdAt: at,
+      decidedAt: null,
+      decidedBy: null,
+    };
+    const { evidence: _e, ...reviewInput } = review;
+    expect(await db.prisma.dedupReview.create({ data: reviewInput })).toEqual(review);
+    expectSameColumns(review, await columnsOf("dedup_reviews"));
+    const { id: _rid, ...sameReview } = reviewInput;
+    await expect(db.prisma.dedupReview.create({ data: sameReview })).rejects.toThrow();
+
+    const run = {
+      id: 1n,
+      thresholds: { windowHours: 48 },
+      dryRun: true,
+      state: "done",
+      actor: "ops",
+      startedAt: at,
+      endedAt: at,
+      total: 10,
+      scanned: 10,
+      appear: 1,
+      go: 2,
+      applied: 0,
+      error: null,
+    };
+    expect(await db.prisma.dedupRun.create({ data: run })).toEqual(run);
+    expectSameColumns(run, await columnsOf("dedup_runs"));
+    const change = {
+      runId: 1n,
+      entryKey: item.entryKey,
+      change: "go",
+      before: { stage: "near" },
+      after: { stage: null },
+    };
+    expect(await db.prisma.dedupRunChange.create({ data: change })).toEqual(change);
+    expectSameColumns(change, await columnsOf("dedup_run_changes"));
+
+    const cursor = { stage: "dedup", updatedAt: at, entryKey: "k", sweptAt: at };
+    expect(await db.prisma.lineCursor.create({ data: cursor })).toEqual(cursor);
+    expectSameColumns(cursor, await columnsOf("line_cursors"));
+  });
+
   it("has no table the schema does not know", async () => {
     const rows = await db.prisma.$queryRaw<{ table_name: string }[]>`
       SELECT table_name FROM information_schema.tables
@@ -465,10 +612,19 @@ describe("the migrated database matches prisma/schema.prisma", () => {
       "admin_state",
       "claimed",
       "collector_status",
+      "dedup_cluster_events",
+      "dedup_clusters",
+      "dedup_items",
+      "dedup_links",
+      "dedup_reviews",
+      "dedup_run_changes",
+      "dedup_runs",
+      "dedup_settings",
       "fetch_attempts",
       "job_failures",
       "jobs",
       "lease_events",
+      "line_cursors",
       "network_outages",
       "news",
       "news_events",
