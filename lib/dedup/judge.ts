@@ -1,0 +1,113 @@
+import { digest128 } from "./hash";
+import { normalizeText } from "./normalize";
+import { type Analyzed, analyze, type Evidence, evidence, pairScore } from "./score";
+import { type Bands, bands, hamming, retrievableAt, simhashOfShingles } from "./simhash";
+import type { DedupThresholds } from "./thresholds";
+import { urlKey } from "./urlKey";
+
+export interface DedupItem {
+  title: string | null | undefined;
+  summary?: string | null;
+  link?: string | null;
+}
+
+/** What the stage stores per item (dedup_items) to find it again with an index lookup. */
+export interface ItemKeys {
+  urlKey: string | null;
+  /** Null when the item has no text (no title and no summary): nothing to compare. */
+  contentKey: string | null;
+  simhash: bigint | null;
+  bands: Bands | null;
+}
+
+/** The text the content stages read: title and summary, as one. */
+export function itemText(item: DedupItem): string {
+  return [item.title, item.summary].filter((s): s is string => typeof s === "string").join(" \n ");
+}
+
+/** The normalised text's fingerprint, hex; null for a text with nothing left after normalising. */
+export function contentKey(text: string): string | null {
+  const n = normalizeText(text);
+  return n ? digest128(n) : null;
+}
+
+export function itemKeys(item: DedupItem, analyzed: Analyzed = analyze(itemText(item))): ItemKeys {
+  const key = urlKey(item.link);
+  if (analyzed.words.length === 0)
+    return { urlKey: key, contentKey: null, simhash: null, bands: null };
+  const simhash = simhashOfShingles(analyzed.shingles);
+  return {
+    urlKey: key,
+    contentKey: digest128(analyzed.words.join(" ")),
+    simhash,
+    bands: bands(simhash),
+  };
+}
+
+/** Whether the live stage's banded lookup for a finds b (lib/dedup's one retrieval rule). */
+export function retrievable(a: bigint, b: bigint, thresholds: DedupThresholds): boolean {
+  return retrievableAt(a, b, thresholds.retrieval.radius);
+}
+
+export type DedupStage = "url" | "exact" | "near" | "review";
+
+export interface Judgement {
+  duplicate: boolean;
+  /** Which stage settled the pair; "review": the grey band, not linked; null: not duplicates. */
+  stage: DedupStage | null;
+  /** 1 for url and exact; the pair score otherwise (0 when a side has no text). */
+  score: number;
+  /** The threshold the score was held against (1 for url and exact). */
+  threshold: number;
+  /** SimHash Hamming distance, when both sides have text. */
+  hamming?: number;
+  /** Shared and differing words, for near and review. */
+  evidence?: Evidence;
+}
+
+/** An item, optionally with what was already computed for it (the stage reuses both). */
+export type JudgeInput = DedupItem & { keys?: ItemKeys; analyzed?: Analyzed };
+
+function prepared(x: JudgeInput): { keys: ItemKeys; analyzed: Analyzed } {
+  const analyzed = x.analyzed ?? analyze(itemText(x));
+  return { analyzed, keys: x.keys ?? itemKeys(x, analyzed) };
+}
+
+/**
+ * The cascade for one pair, in order of cost: equal urlKey → "url"; equal contentKey →
+ * "exact"; found by the banded lookup, within maxHamming, and scoring ≥ near.duplicate →
+ * "near"; scoring in [near.review, near.duplicate) → "review" (not linked: the meaning stage or
+ * an operator decides); anything else → null. The live stage and `dedup-pairs` both decide here.
+ */
+export function judge(a: JudgeInput, b: JudgeInput, thresholds: DedupThresholds): Judgement {
+  const A = prepared(a);
+  const B = prepared(b);
+  if (A.keys.urlKey !== null && A.keys.urlKey === B.keys.urlKey) {
+    return { duplicate: true, stage: "url", score: 1, threshold: 1 };
+  }
+  if (A.keys.contentKey !== null && A.keys.contentKey === B.keys.contentKey) {
+    return { duplicate: true, stage: "exact", score: 1, threshold: 1 };
+  }
+  const threshold = thresholds.near.duplicate;
+  if (A.keys.simhash === null || B.keys.simhash === null) {
+    return { duplicate: false, stage: null, score: 0, threshold };
+  }
+  const distance = hamming(A.keys.simhash, B.keys.simhash);
+  const score = pairScore(A.analyzed, B.analyzed);
+  const found =
+    retrievable(A.keys.simhash, B.keys.simhash, thresholds) &&
+    distance <= thresholds.retrieval.maxHamming;
+  const base = { score, threshold, hamming: distance };
+  if (found && score >= thresholds.near.duplicate) {
+    return { ...base, duplicate: true, stage: "near", evidence: evidence(A.analyzed, B.analyzed) };
+  }
+  if (found && score >= thresholds.near.review) {
+    return {
+      ...base,
+      duplicate: false,
+      stage: "review",
+      evidence: evidence(A.analyzed, B.analyzed),
+    };
+  }
+  return { ...base, duplicate: false, stage: null };
+}
