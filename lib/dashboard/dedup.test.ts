@@ -1,0 +1,273 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
+import { DEDUP_SEED, dedupKey, seedDedupRows } from "@/lib/testing/dedupSeed";
+import {
+  BadDedupCursorError,
+  DECISION_KINDS,
+  dedupOverview,
+  getCluster,
+  getDedupRun,
+  itemDedup,
+  listClusters,
+  listDedupRuns,
+  listReviews,
+  readEvidence,
+} from "./dedup";
+
+let db: TestDatabase;
+let clusters: string[];
+const now = new Date();
+const k = DEDUP_SEED.keys;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  ({ clusters } = await seedDedupRows(db, now));
+});
+
+afterAll(async () => {
+  await db?.drop();
+});
+
+describe("dedupOverview", () => {
+  it("counts the window's decisions by kind, leaving out removed items and older decisions", async () => {
+    const v = await dedupOverview(db, { now, hours: 24 });
+    expect(v.decisions.totals).toEqual(DEDUP_SEED.day);
+    expect(v.decisions.decided).toBe(Object.values(DEDUP_SEED.day).reduce((a: number, b) => a + b, 0));
+    // The buckets add up to the totals, one bar per 20 minutes over 24 hours, oldest first.
+    expect(v.bucketSeconds).toBe(1200);
+    expect(v.decisions.buckets).toHaveLength(72);
+    const ts = v.decisions.buckets.map((b) => b.t);
+    expect([...ts].sort((a, b) => a - b)).toEqual(ts);
+    expect(ts.at(-1)).toBeLessThanOrEqual(now.getTime());
+    expect(now.getTime() - (ts.at(-1) as number)).toBeLessThan(1200_000);
+    for (const kind of DECISION_KINDS) {
+      expect(
+        v.decisions.buckets.reduce((a, b) => a + b[kind], 0),
+        kind,
+      ).toBe(DEDUP_SEED.day[kind]);
+    }
+  });
+
+  it("narrows to a 6-hour window with 5-minute buckets; a window with nothing is all zeros", async () => {
+    const six = await dedupOverview(db, { now, hours: 6 });
+    expect(six.bucketSeconds).toBe(300);
+    expect(six.decisions.buckets).toHaveLength(72);
+    expect(six.decisions.totals).toEqual(DEDUP_SEED.day);
+    const later = await dedupOverview(db, {
+      now: new Date(now.getTime() + 7 * 3_600_000),
+      hours: 6,
+    });
+    expect(later.decisions.decided).toBe(0);
+    expect(later.latency.p50).toBeNull();
+    expect(later.latency.buckets.every((b) => b.n === 0 && b.p95 === null)).toBe(true);
+  });
+
+  it("gives decision latency percentiles over the window and per bucket", async () => {
+    const v = await dedupOverview(db, { now, hours: 24 });
+    // 12 decisions with a duration in the day: 0.2 … 3.0 ms; median of the 12 is 1.05.
+    expect(v.latency.p50).toBeCloseTo(1.05, 5);
+    expect(v.latency.p99).toBeGreaterThan(2.8);
+    expect(v.latency.p99).toBeLessThanOrEqual(3.0);
+    expect(v.latency.buckets.reduce((a, b) => a + b.n, 0)).toBe(12);
+  });
+
+  it("gives the duplicate rate per source, all time and for the last day", async () => {
+    const v = await dedupOverview(db, { now, hours: 24 });
+    expect(v.sources.map((s) => s.sourceId)).toEqual(["daily", "tribune", "wire"]);
+    for (const s of v.sources) {
+      expect(s).toMatchObject(
+        DEDUP_SEED.perSource[s.sourceId as keyof typeof DEDUP_SEED.perSource],
+      );
+    }
+    expect(v.sources[0]?.sourceName).toBe("The Daily");
+  });
+
+  it("counts live clusters, pending reviews, and reads the settings and runs", async () => {
+    const v = await dedupOverview(db, { now, hours: 24 });
+    expect(v.clusters.live).toBe(DEDUP_SEED.liveClusters);
+    expect(v.clusters.largest.map((c) => c.members)).toEqual([3, 2]);
+    expect(v.clusters.largest[0]?.canonicalTitle).toBe(DEDUP_SEED.titles.canonical);
+    expect(v.clusters.newest.map((c) => c.id)).toEqual([clusters[1], clusters[0]]);
+    expect(v.reviews.pending).toBe(DEDUP_SEED.pendingReviews);
+    expect(v.reviews.oldestPendingAt).toBe(new Date(now.getTime() - 10 * 60_000).toISOString());
+    expect(v.settings).toMatchObject({ revision: 2, updatedBy: "admin" });
+    expect(v.settings?.thresholds).toMatchObject({ nearMaxHamming: 6 });
+    expect(v.runs).toHaveLength(1);
+    expect(v.runs[0]).toMatchObject({ dryRun: true, state: "finished", appear: 1, go: 1 });
+    expect(v.lastDecisionAt).toBe(new Date(now.getTime() - 5 * 60_000).toISOString());
+  });
+
+  it("answers an empty database with zeros and no settings", async () => {
+    const other = await createTestDatabase();
+    try {
+      const v = await dedupOverview(other, { now, hours: 72 });
+      expect(v.decisions.decided).toBe(0);
+      expect(v.decisions.buckets).toHaveLength(72);
+      expect(v.sources).toEqual([]);
+      expect(v.clusters).toEqual({ live: 0, largest: [], newest: [] });
+      expect(v.reviews).toEqual({ pending: 0, oldestPendingAt: null });
+      expect(v.settings).toBeNull();
+      expect(v.lastDecisionAt).toBeNull();
+    } finally {
+      await other.drop();
+    }
+  });
+});
+
+describe("listClusters", () => {
+  it("pages the largest clusters by members then id, and skips dissolved ones", async () => {
+    const first = await listClusters(db, { order: "largest", limit: 1 });
+    expect(first.clusters.map((c) => c.id)).toEqual([clusters[0]]);
+    expect(first.nextCursor).toBe(`3:${clusters[0]}`);
+    const second = await listClusters(db, {
+      order: "largest",
+      limit: 1,
+      cursor: first.nextCursor as string,
+    });
+    expect(second.clusters.map((c) => c.id)).toEqual([clusters[1]]);
+    expect(second.nextCursor).toBeNull();
+    const all = await listClusters(db, { order: "newest" });
+    expect(all.clusters.map((c) => c.id)).not.toContain(clusters[2]);
+  });
+
+  it("refuses a cursor it did not make", async () => {
+    for (const cursor of ["", "x", "3", "1:2:3", "-1:2", "9999999999:1", "1;DROP TABLE news"]) {
+      await expect(listClusters(db, { order: "largest", cursor }), cursor).rejects.toBeInstanceOf(
+        BadDedupCursorError,
+      );
+    }
+    await expect(listClusters(db, { order: "newest", cursor: "3:1" })).rejects.toBeInstanceOf(
+      BadDedupCursorError,
+    );
+  });
+});
+
+describe("getCluster", () => {
+  it("shows the members side by side, canonical first, with what linked each and the evidence", async () => {
+    const c = await getCluster(db, clusters[0] as string);
+    expect(c?.cluster).toMatchObject({ members: 3, outlets: 3, canonicalKey: k.canonical });
+    expect(c?.members.map((m) => m.entryKey)).toEqual([k.canonical, k.exact, k.near]);
+    expect(c?.members[0]).toMatchObject({ canonical: true, linkedBy: null, sourceId: "wire" });
+    expect(c?.members[1]?.linkedBy).toMatchObject({
+      stage: "exact",
+      score: 1,
+      matchedKey: k.canonical,
+    });
+    const near = c?.members[2]?.linkedBy;
+    expect(near).toMatchObject({
+      stage: "near",
+      score: 4,
+      threshold: 6,
+      matchedKey: k.exact,
+      matchedTitle: DEDUP_SEED.titles.exact,
+    });
+    expect(near?.evidence).toMatchObject({
+      shared: DEDUP_SEED.evidence.sharedShingles,
+      onlyHere: ["interest"],
+      onlyThere: [],
+      distance: 4,
+    });
+    // The undone link is history, with who ended it and why; the item is no longer a member.
+    expect(c?.endedLinks).toEqual([
+      expect.objectContaining({ entryKey: k.undone, endedReason: "undone", endedBy: "admin" }),
+    ]);
+    expect(c?.events.map((e) => e.kind)).toEqual(["left", "joined", "joined", "joined", "created"]);
+  });
+
+  it("answers null for a cluster that does not exist", async () => {
+    expect(await getCluster(db, "999999")).toBeNull();
+  });
+});
+
+describe("readEvidence", () => {
+  it("reads what it knows, keeps the rest raw, and survives anything jsonb can hold", () => {
+    expect(readEvidence(null)).toBeNull();
+    expect(readEvidence([1, 2])).toBeNull();
+    expect(readEvidence("x")).toBeNull();
+    const e = readEvidence({ shared: ["a", 3, null, "b"], onlyB: "not a list", distance: "2" });
+    expect(e).toMatchObject({ shared: ["a", "b"], onlyHere: [], onlyThere: [], distance: null });
+    const many = readEvidence({ shared: Array.from({ length: 5000 }, (_, i) => `w${i}`) });
+    expect(many?.shared).toHaveLength(200);
+  });
+});
+
+describe("listReviews", () => {
+  it("gives the pending pairs oldest first, both sides with title and source", async () => {
+    const r = await listReviews(db, { state: "pending" });
+    expect(r.reviews.map((x) => x.item.entryKey)).toEqual([k.reviewB, k.reviewD]);
+    expect(r.reviews[0]).toMatchObject({
+      stage: "near",
+      score: 9,
+      threshold: 6,
+      item: { title: DEDUP_SEED.titles.reviewB, sourceId: "daily" },
+      candidate: { title: DEDUP_SEED.titles.reviewA, sourceId: "wire", sourceName: "The Wire" },
+    });
+    expect(r.reviews[0]?.evidence?.onlyHere).toEqual(["end", "after", "deal"]);
+    const page = await listReviews(db, { state: "pending", limit: 1 });
+    expect(page.nextCursor).toBe(r.reviews[0]?.id);
+    const next = await listReviews(db, {
+      state: "pending",
+      limit: 1,
+      cursor: page.nextCursor as string,
+    });
+    expect(next.reviews.map((x) => x.item.entryKey)).toEqual([k.reviewD]);
+    expect(next.nextCursor).toBeNull();
+    const rejected = await listReviews(db, { state: "rejected" });
+    expect(rejected.reviews).toEqual([
+      expect.objectContaining({ decidedBy: "admin", evidence: null }),
+    ]);
+    await expect(listReviews(db, { cursor: "1 OR 1=1" })).rejects.toBeInstanceOf(
+      BadDedupCursorError,
+    );
+  });
+});
+
+describe("runs", () => {
+  it("lists runs and gives one run's diff, paged by entry key", async () => {
+    const { runs } = await listDedupRuns(db);
+    const id = runs[0]?.id as string;
+    const run = await getDedupRun(db, id);
+    expect(run?.run).toMatchObject({ total: 12, scanned: 12, dryRun: true });
+    expect(run?.changes.map((c) => [c.change, c.entryKey])).toEqual([
+      ["go", k.near],
+      ["appear", k.reviewB],
+    ]);
+    expect(run?.changes[1]).toMatchObject({
+      title: DEDUP_SEED.titles.reviewB,
+      before: null,
+      after: { duplicateOf: k.reviewA, stage: "near", score: 9 },
+    });
+    const page = await getDedupRun(db, id, { limit: 1 });
+    expect(page?.nextAfter).toBe(k.near);
+    const rest = await getDedupRun(db, id, { after: k.near });
+    expect(rest?.changes.map((c) => c.entryKey)).toEqual([k.reviewB]);
+    expect(await getDedupRun(db, "424242")).toBeNull();
+    await expect(getDedupRun(db, id, { after: "zz" })).rejects.toBeInstanceOf(BadDedupCursorError);
+    await expect(listDedupRuns(db, { before: "-1" })).rejects.toBeInstanceOf(BadDedupCursorError);
+  });
+});
+
+describe("itemDedup", () => {
+  it("gives a linked item its cluster, the other members and what linked it", async () => {
+    const d = await itemDedup(db, k.near);
+    expect(d).toMatchObject({ outcome: "duplicate", stage: "near", pendingReviews: 0 });
+    expect(d?.cluster).toMatchObject({ id: clusters[0], canonicalKey: k.canonical, members: 3 });
+    expect(d?.cluster?.others.map((o) => [o.entryKey, o.canonical])).toEqual([
+      [k.canonical, true],
+      [k.exact, false],
+    ]);
+    expect(d?.link).toMatchObject({ stage: "near", matchedKey: k.exact, score: 4, threshold: 6 });
+  });
+
+  it("gives the canonical item its cluster and no link; a review item its pending pair", async () => {
+    const c = await itemDedup(db, k.canonical);
+    expect(c?.link).toBeNull();
+    expect(c?.cluster?.others.map((o) => o.entryKey)).toEqual([k.exact, k.near]);
+    const r = await itemDedup(db, k.reviewA);
+    expect(r).toMatchObject({ outcome: "unique", cluster: null, link: null, pendingReviews: 1 });
+  });
+
+  it("answers null for an item the stage has not decided", async () => {
+    expect(await itemDedup(db, dedupKey(4242))).toBeNull();
+  });
+});

@@ -1,0 +1,880 @@
+import type { Database } from "@/lib/db";
+import { httpLink } from "./items";
+
+/**
+ * The Dedup page's reads (issue 13), all bounded: the stage writes dedup_items (one row per item,
+ * its last decision), dedup_clusters, dedup_links (every link with its evidence; live = ended_at
+ * null), dedup_reviews and dedup_runs; this module only reads them back. Per-item questions go
+ * by primary key or the cluster index; the time plots scan dedup_items_decided_at_idx over the
+ * window only; lists are keyset-paged, never OFFSET.
+ */
+
+/**
+ * What a decision is shown as: the stage that linked a duplicate (url, exact, near, meaning),
+ * "review" for a pair in the grey band (waiting, or linked by an operator's confirmation), or
+ * "unique". An item removed from clusters (retracted) is no decision and not counted.
+ */
+export const DECISION_KINDS = ["url", "exact", "near", "meaning", "review", "unique"] as const;
+export type DecisionKind = (typeof DECISION_KINDS)[number];
+
+/** Windows the page offers; the bucket keeps a plot at 48–72 bars whatever the window. */
+export const WINDOWS = { 6: 5 * 60, 24: 20 * 60, 72: 3600 } as const satisfies Record<
+  number,
+  number
+>;
+export type WindowHours = keyof typeof WINDOWS;
+export const isWindowHours = (h: number): h is WindowHours => h in WINDOWS;
+
+/** Rows per page of the cluster, review and run lists. */
+export const PAGE_SIZE = 20;
+/** Members of one cluster shown: a wire story republished by every outlet is tens, not hundreds. */
+export const CLUSTER_MEMBERS_SHOWN = 200;
+/** Sources in the per-source table (a deployment has tens). */
+export const SOURCES_SHOWN = 100;
+
+export type StageBucket = { t: number } & Record<DecisionKind, number>;
+
+export interface LatencyBucket {
+  t: number;
+  /** Decisions with a recorded duration in the bucket. */
+  n: number;
+  p50: number | null;
+  p95: number | null;
+}
+
+export interface SourceRate {
+  sourceId: string;
+  sourceName: string | null;
+  /** Items decided (all time) and of them linked as duplicates. */
+  decided: number;
+  duplicates: number;
+  /** The same for items first seen in the last 24 hours. */
+  decidedDay: number;
+  duplicatesDay: number;
+}
+
+export interface ClusterSummary {
+  id: string;
+  canonicalKey: string;
+  canonicalTitle: string | null;
+  canonicalSource: string | null;
+  members: number;
+  outlets: number;
+  firstSeenAt: string;
+  createdAt: string;
+  updatedAt: string;
+  dissolvedAt: string | null;
+}
+
+export interface Settings {
+  /** lib/dedup's DedupThresholds as stored (validated by the stage when it reads them). */
+  thresholds: Record<string, unknown>;
+  revision: number;
+  updatedAt: string;
+  updatedBy: string | null;
+}
+
+export interface DedupRunView {
+  id: string;
+  dryRun: boolean;
+  /** running, finished, failed (as the run writes it). */
+  state: string;
+  actor: string;
+  thresholds: Record<string, unknown>;
+  startedAt: string;
+  endedAt: string | null;
+  total: number;
+  scanned: number;
+  appear: number;
+  go: number;
+  applied: number;
+  error: string | null;
+}
+
+export interface DedupOverview {
+  now: string;
+  hours: WindowHours;
+  bucketSeconds: number;
+  decisions: {
+    buckets: StageBucket[];
+    totals: Record<DecisionKind, number>;
+    decided: number;
+  };
+  latency: {
+    buckets: LatencyBucket[];
+    p50: number | null;
+    p95: number | null;
+    p99: number | null;
+  };
+  sources: SourceRate[];
+  clusters: { live: number; largest: ClusterSummary[]; newest: ClusterSummary[] };
+  reviews: { pending: number; oldestPendingAt: string | null };
+  settings: Settings | null;
+  runs: DedupRunView[];
+  /** When the stage last decided anything (null: never). */
+  lastDecisionAt: string | null;
+}
+
+const emptyTotals = (): Record<DecisionKind, number> =>
+  Object.fromEntries(DECISION_KINDS.map((k) => [k, 0])) as Record<DecisionKind, number>;
+
+const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
+
+/** The page's summary: plots over the window, per-source rates, clusters, reviews, settings. */
+export async function dedupOverview(
+  db: Database,
+  { hours = 24, now = new Date() }: { hours?: WindowHours; now?: Date } = {},
+): Promise<DedupOverview> {
+  const p = db.prisma;
+  const bucketSeconds = WINDOWS[hours];
+  // Buckets aligned on the epoch, so a poll a few seconds later keeps the same bars; the first
+  // is the one holding `since`.
+  const end = Math.floor(now.getTime() / 1000 / bucketSeconds) * bucketSeconds;
+  const first = end - Math.ceil((hours * 3600) / bucketSeconds) * bucketSeconds + bucketSeconds;
+  const since = new Date(first * 1000);
+
+  // The kind each row counts as (DECISION_KINDS); a stage this page does not know yet counts
+  // as "other" and is left out of the plot rather than drawn as a kind it is not.
+  const counted = await p.$queryRaw<{ t: number; kind: string; n: number }[]>`
+    SELECT (floor(extract(epoch FROM decided_at) / ${bucketSeconds}::int) * ${bucketSeconds}::int)::float8 AS t,
+           CASE WHEN outcome = 'review' OR stage = 'review' THEN 'review'
+                WHEN outcome = 'duplicate' AND stage IN ('url', 'exact', 'near', 'meaning') THEN stage
+                WHEN outcome = 'unique' THEN 'unique'
+                ELSE 'other' END AS kind,
+           count(*)::int AS n
+    FROM dedup_items
+    WHERE decided_at >= ${since}::timestamptz AND decided_at <= ${now}::timestamptz
+      AND outcome <> 'removed'
+    GROUP BY 1, 2`;
+  const latencyRows = await p.$queryRaw<
+    { t: number; n: number; p50: number | null; p95: number | null }[]
+  >`
+    SELECT (floor(extract(epoch FROM decided_at) / ${bucketSeconds}::int) * ${bucketSeconds}::int)::float8 AS t,
+           count(*)::int AS n,
+           percentile_cont(0.5) WITHIN GROUP (ORDER BY decision_ms) AS p50,
+           percentile_cont(0.95) WITHIN GROUP (ORDER BY decision_ms) AS p95
+    FROM dedup_items
+    WHERE decided_at >= ${since}::timestamptz AND decided_at <= ${now}::timestamptz
+      AND decision_ms IS NOT NULL AND outcome <> 'removed'
+    GROUP BY 1`;
+  const [overall] = await p.$queryRaw<
+    { p50: number | null; p95: number | null; p99: number | null }[]
+  >`
+    SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY decision_ms) AS p50,
+           percentile_cont(0.95) WITHIN GROUP (ORDER BY decision_ms) AS p95,
+           percentile_cont(0.99) WITHIN GROUP (ORDER BY decision_ms) AS p99
+    FROM dedup_items
+    WHERE decided_at >= ${since}::timestamptz AND decided_at <= ${now}::timestamptz
+      AND decision_ms IS NOT NULL AND outcome <> 'removed'`;
+
+  const byT = new Map<number, StageBucket>();
+  const latency = new Map<number, LatencyBucket>();
+  for (let t = first; t <= end; t += bucketSeconds) {
+    byT.set(t, { t: t * 1000, ...emptyTotals() });
+    latency.set(t, { t: t * 1000, n: 0, p50: null, p95: null });
+  }
+  const totals = emptyTotals();
+  for (const r of counted) {
+    const b = byT.get(r.t);
+    if (!b || !(DECISION_KINDS as readonly string[]).includes(r.kind)) continue;
+    b[r.kind as DecisionKind] += r.n;
+    totals[r.kind as DecisionKind] += r.n;
+  }
+  for (const r of latencyRows) {
+    if (latency.has(r.t)) latency.set(r.t, { t: r.t * 1000, n: r.n, p50: r.p50, p95: r.p95 });
+  }
+
+  const dayAgo = new Date(now.getTime() - 86_400_000);
+  // One pass over dedup_items grouped by source (a narrow aggregate: the table holds the items
+  // of the window the stage keeps, one row each); the 24-hour columns are filters of that pass.
+  const sources = await p.$queryRaw<
+    {
+      source_id: string;
+      source_name: string | null;
+      decided: number;
+      duplicates: number;
+      decided_day: number;
+      duplicates_day: number;
+    }[]
+  >`
+    SELECT d.source_id, s.name AS source_name, d.decided, d.duplicates, d.decided_day,
+           d.duplicates_day
+    FROM (
+      SELECT source_id,
+             count(*)::int AS decided,
+             (count(*) FILTER (WHERE outcome = 'duplicate'))::int AS duplicates,
+             (count(*) FILTER (WHERE first_seen_at >= ${dayAgo}::timestamptz))::int AS decided_day,
+             (count(*) FILTER (WHERE outcome = 'duplicate'
+                                 AND first_seen_at >= ${dayAgo}::timestamptz))::int AS duplicates_day
+      FROM dedup_items WHERE outcome <> 'removed'
+      GROUP BY source_id
+    ) d LEFT JOIN sources s ON s.id = d.source_id
+    ORDER BY d.decided DESC, d.source_id
+    LIMIT ${SOURCES_SHOWN}`;
+
+  const [counts] = await p.$queryRaw<
+    {
+      live: number;
+      pending: number;
+      oldest_pending: Date | null;
+      last_decision: Date | null;
+    }[]
+  >`
+    SELECT (SELECT count(*) FROM dedup_clusters WHERE dissolved_at IS NULL)::int AS live,
+           (SELECT count(*) FROM dedup_reviews WHERE state = 'pending')::int AS pending,
+           (SELECT min(created_at) FROM dedup_reviews WHERE state = 'pending') AS oldest_pending,
+           (SELECT max(decided_at) FROM dedup_items) AS last_decision`;
+
+  const [largest, newest, settings, runs] = await Promise.all([
+    listClusters(db, { order: "largest", limit: 5 }),
+    listClusters(db, { order: "newest", limit: 5 }),
+    readSettings(db),
+    listDedupRuns(db, { limit: 5 }),
+  ]);
+
+  return {
+    now: now.toISOString(),
+    hours,
+    bucketSeconds,
+    decisions: {
+      buckets: [...byT.values()],
+      totals,
+      decided: Object.values(totals).reduce((a, b) => a + b, 0),
+    },
+    latency: {
+      buckets: [...latency.values()],
+      p50: overall?.p50 ?? null,
+      p95: overall?.p95 ?? null,
+      p99: overall?.p99 ?? null,
+    },
+    sources: sources.map((r) => ({
+      sourceId: r.source_id,
+      sourceName: r.source_name,
+      decided: r.decided,
+      duplicates: r.duplicates,
+      decidedDay: r.decided_day,
+      duplicatesDay: r.duplicates_day,
+    })),
+    clusters: { live: counts?.live ?? 0, largest: largest.clusters, newest: newest.clusters },
+    reviews: { pending: counts?.pending ?? 0, oldestPendingAt: iso(counts?.oldest_pending) },
+    settings,
+    runs: runs.runs,
+    lastDecisionAt: iso(counts?.last_decision),
+  };
+}
+
+/** The thresholds in force, or null before the stage has written its first settings row. */
+export async function readSettings(db: Database): Promise<Settings | null> {
+  const rows = await db.prisma.$queryRaw<
+    { thresholds: unknown; revision: number; updated_at: Date; updated_by: string | null }[]
+  >`SELECT thresholds, revision, updated_at, updated_by FROM dedup_settings WHERE id = 1`;
+  const r = rows[0];
+  if (!r) return null;
+  return {
+    thresholds: isRecord(r.thresholds) ? r.thresholds : {},
+    revision: r.revision,
+    updatedAt: r.updated_at.toISOString(),
+    updatedBy: r.updated_by,
+  };
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+export class BadDedupCursorError extends Error {
+  constructor() {
+    super("bad cursor");
+    this.name = "BadDedupCursorError";
+  }
+}
+
+export type ClusterOrder = "largest" | "newest";
+
+interface ClusterRow {
+  id: string;
+  canonical_key: string;
+  canonical_title: string | null;
+  canonical_source: string | null;
+  members: number;
+  outlets: number;
+  first_seen_at: Date;
+  created_at: Date;
+  updated_at: Date;
+  dissolved_at: Date | null;
+}
+
+const toCluster = (r: ClusterRow): ClusterSummary => ({
+  id: r.id,
+  canonicalKey: r.canonical_key,
+  canonicalTitle: r.canonical_title,
+  canonicalSource: r.canonical_source,
+  members: r.members,
+  outlets: r.outlets,
+  firstSeenAt: r.first_seen_at.toISOString(),
+  createdAt: r.created_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
+  dissolvedAt: iso(r.dissolved_at),
+});
+
+/**
+ * Live clusters, largest (members, then newest) or newest first, keyset-paged: the cursor is
+ * "members:id" for largest (dedup_clusters_members_idx), "id" for newest (the primary key).
+ */
+export async function listClusters(
+  db: Database,
+  {
+    order = "largest",
+    cursor,
+    limit = PAGE_SIZE,
+  }: { order?: ClusterOrder; cursor?: string; limit?: number } = {},
+): Promise<{ clusters: ClusterSummary[]; nextCursor: string | null }> {
+  const take = Math.max(1, Math.min(100, Math.trunc(limit)));
+  let members: number | null = null;
+  let id: string | null = null;
+  if (cursor !== undefined) {
+    const m = (order === "largest" ? /^(\d{1,9}):(\d{1,18})$/ : /^()(\d{1,18})$/).exec(cursor);
+    if (!m) throw new BadDedupCursorError();
+    members = order === "largest" ? Number(m[1]) : null;
+    id = m[2] ?? null;
+  }
+  const rows =
+    order === "largest"
+      ? await db.prisma.$queryRaw<ClusterRow[]>`
+          SELECT c.id::text AS id, c.canonical_key, n.title AS canonical_title,
+                 n.source_id AS canonical_source, c.members, c.outlets, c.first_seen_at,
+                 c.created_at, c.updated_at, c.dissolved_at
+          FROM dedup_clusters c LEFT JOIN news n ON n.entry_key = c.canonical_key
+          WHERE c.dissolved_at IS NULL
+            AND (${members}::int IS NULL OR (c.members, c.id) < (${members}::int, ${id}::bigint))
+          ORDER BY c.members DESC, c.id DESC
+          LIMIT ${take + 1}`
+      : await db.prisma.$queryRaw<ClusterRow[]>`
+          SELECT c.id::text AS id, c.canonical_key, n.title AS canonical_title,
+                 n.source_id AS canonical_source, c.members, c.outlets, c.first_seen_at,
+                 c.created_at, c.updated_at, c.dissolved_at
+          FROM dedup_clusters c LEFT JOIN news n ON n.entry_key = c.canonical_key
+          WHERE c.dissolved_at IS NULL AND (${id}::bigint IS NULL OR c.id < ${id}::bigint)
+          ORDER BY c.id DESC
+          LIMIT ${take + 1}`;
+  const page = rows.slice(0, take).map(toCluster);
+  const last = page[page.length - 1];
+  const nextCursor =
+    rows.length > take && last
+      ? order === "largest"
+        ? `${last.members}:${last.id}`
+        : last.id
+      : null;
+  return { clusters: page, nextCursor };
+}
+
+/**
+ * Why two texts were judged alike, as lib/dedup's evidence() records it. The stage's shape is
+ * read leniently (the record is jsonb written by another module and kept for years): known
+ * keys are picked out, and the whole record is kept for the page's "raw" view.
+ */
+export interface Evidence {
+  shared: string[];
+  /** Words only in this item's text, and only in the text it matched. */
+  onlyHere: string[];
+  onlyThere: string[];
+  /** Hamming distance of the SimHashes, when the stage recorded one. */
+  distance: number | null;
+  raw: unknown;
+}
+
+const strings = (v: unknown): string[] =>
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === "string").slice(0, 200) : [];
+
+const pick = (o: Record<string, unknown>, names: string[]): unknown => {
+  for (const n of names) if (n in o) return o[n];
+  return undefined;
+};
+
+export function readEvidence(raw: unknown): Evidence | null {
+  if (!isRecord(raw)) return null;
+  const distance = pick(raw, ["hamming", "distance"]);
+  return {
+    shared: strings(pick(raw, ["sharedShingles", "shared", "common", "sharedWords"])),
+    onlyHere: strings(pick(raw, ["onlyA", "onlyInA", "differingA", "removed", "onlyHere"])),
+    onlyThere: strings(pick(raw, ["onlyB", "onlyInB", "differingB", "added", "onlyThere"])),
+    distance: typeof distance === "number" ? distance : null,
+    raw,
+  };
+}
+
+export interface LinkView {
+  id: string;
+  stage: string;
+  score: number;
+  threshold: number;
+  matchedKey: string;
+  matchedTitle: string | null;
+  settingsRevision: number;
+  itemVersion: number;
+  evidence: Evidence | null;
+  decidedAt: string;
+  decidedBy: string;
+  endedAt: string | null;
+  endedReason: string | null;
+  endedBy: string | null;
+}
+
+export interface ClusterMember {
+  entryKey: string;
+  sourceId: string;
+  sourceName: string | null;
+  title: string | null;
+  link: string | null;
+  firstSeenAt: string;
+  canonical: boolean;
+  /** The item is retracted or has no text left (the stage keeps its row, not live). */
+  live: boolean;
+  outcome: string;
+  /** What linked it to the cluster; null for the canonical item. */
+  linkedBy: LinkView | null;
+}
+
+export interface ClusterDetail {
+  cluster: ClusterSummary;
+  members: ClusterMember[];
+  /** Links of this cluster that ended (undone, edited away, re-run …), newest first. */
+  endedLinks: (LinkView & { entryKey: string; title: string | null })[];
+  events: { id: string; at: string; kind: string; entryKey: string | null; detail: unknown }[];
+}
+
+interface LinkRow {
+  link_id: string | null;
+  link_stage: string | null;
+  score: number | null;
+  threshold: number | null;
+  matched_key: string | null;
+  matched_title: string | null;
+  settings_revision: number | null;
+  item_version: number | null;
+  evidence: unknown;
+  link_decided_at: Date | null;
+  decided_by: string | null;
+  ended_at: Date | null;
+  ended_reason: string | null;
+  ended_by: string | null;
+}
+
+const toLink = (r: LinkRow): LinkView | null =>
+  r.link_id === null
+    ? null
+    : {
+        id: r.link_id,
+        stage: r.link_stage ?? "?",
+        score: r.score ?? 0,
+        threshold: r.threshold ?? 0,
+        matchedKey: r.matched_key ?? "",
+        matchedTitle: r.matched_title,
+        settingsRevision: r.settings_revision ?? 0,
+        itemVersion: r.item_version ?? 0,
+        evidence: readEvidence(r.evidence),
+        decidedAt: (r.link_decided_at as Date).toISOString(),
+        decidedBy: r.decided_by ?? "dedup",
+        endedAt: iso(r.ended_at),
+        endedReason: r.ended_reason,
+        endedBy: r.ended_by,
+      };
+
+/** One cluster with its members side by side, what linked each, and its history; null if none. */
+export async function getCluster(db: Database, id: string): Promise<ClusterDetail | null> {
+  const p = db.prisma;
+  const [cluster] = await p.$queryRaw<ClusterRow[]>`
+    SELECT c.id::text AS id, c.canonical_key, n.title AS canonical_title,
+           n.source_id AS canonical_source, c.members, c.outlets, c.first_seen_at,
+           c.created_at, c.updated_at, c.dissolved_at
+    FROM dedup_clusters c LEFT JOIN news n ON n.entry_key = c.canonical_key
+    WHERE c.id = ${id}::bigint`;
+  if (!cluster) return null;
+  const members = await p.$queryRaw<
+    (LinkRow & {
+      entry_key: string;
+      source_id: string;
+      source_name: string | null;
+      title: string | null;
+      link: string | null;
+      first_seen_at: Date;
+      live: boolean;
+      outcome: string;
+    })[]
+  >`
+    SELECT d.entry_key, d.source_id, s.name AS source_name, n.title, n.link, d.first_seen_at,
+           d.live AND n.deleted_at IS NULL AS live, d.outcome,
+           l.id::text AS link_id, l.stage AS link_stage, l.score, l.threshold, l.matched_key,
+           m.title AS matched_title, l.settings_revision, l.item_version, l.evidence,
+           l.decided_at AS link_decided_at, l.decided_by, l.ended_at, l.ended_reason, l.ended_by
+    FROM dedup_items d
+    LEFT JOIN news n ON n.entry_key = d.entry_key
+    LEFT JOIN sources s ON s.id = d.source_id
+    LEFT JOIN dedup_links l ON l.entry_key = d.entry_key AND l.ended_at IS NULL
+    LEFT JOIN news m ON m.entry_key = l.matched_key
+    WHERE d.cluster_id = ${id}::bigint
+    ORDER BY (d.entry_key = ${cluster.canonical_key}) DESC, d.first_seen_at, d.entry_key
+    LIMIT ${CLUSTER_MEMBERS_SHOWN}`;
+  const ended = await p.$queryRaw<(LinkRow & { entry_key: string; title: string | null })[]>`
+    SELECT l.entry_key, n.title, l.id::text AS link_id, l.stage AS link_stage, l.score,
+           l.threshold, l.matched_key, m.title AS matched_title, l.settings_revision,
+           l.item_version, l.evidence, l.decided_at AS link_decided_at, l.decided_by,
+           l.ended_at, l.ended_reason, l.ended_by
+    FROM dedup_links l
+    LEFT JOIN news n ON n.entry_key = l.entry_key
+    LEFT JOIN news m ON m.entry_key = l.matched_key
+    WHERE l.cluster_id = ${id}::bigint AND l.ended_at IS NOT NULL
+    ORDER BY l.id DESC LIMIT 50`;
+  const events = await p.$queryRaw<
+    { id: string; at: Date; kind: string; entry_key: string | null; detail: unknown }[]
+  >`
+    SELECT id::text AS id, at, kind, entry_key, detail FROM dedup_cluster_events
+    WHERE cluster_id = ${id}::bigint ORDER BY id DESC LIMIT 50`;
+  return {
+    cluster: toCluster(cluster),
+    members: members.map((r) => ({
+      entryKey: r.entry_key,
+      sourceId: r.source_id,
+      sourceName: r.source_name,
+      title: r.title,
+      link: httpLink(r.link),
+      firstSeenAt: r.first_seen_at.toISOString(),
+      canonical: r.entry_key === cluster.canonical_key,
+      live: r.live ?? false,
+      outcome: r.outcome,
+      // The canonical item has no live link of its own; a link row left on it would be stale.
+      linkedBy: r.entry_key === cluster.canonical_key ? null : toLink(r),
+    })),
+    endedLinks: ended.flatMap((r) => {
+      const l = toLink(r);
+      return l ? [{ ...l, entryKey: r.entry_key, title: r.title }] : [];
+    }),
+    events: events.map((e) => ({
+      id: e.id,
+      at: e.at.toISOString(),
+      kind: e.kind,
+      entryKey: e.entry_key,
+      detail: e.detail,
+    })),
+  };
+}
+
+export interface PairSide {
+  entryKey: string;
+  title: string | null;
+  sourceId: string | null;
+  sourceName: string | null;
+  firstSeenAt: string | null;
+  live: boolean;
+}
+
+export interface ReviewView {
+  id: string;
+  stage: string;
+  score: number;
+  threshold: number;
+  state: string;
+  createdAt: string;
+  decidedAt: string | null;
+  decidedBy: string | null;
+  /** The item that was being decided, and the candidate it came close to. */
+  item: PairSide;
+  candidate: PairSide;
+  evidence: Evidence | null;
+}
+
+/** Review pairs in one state: pending ones oldest first (a queue), others newest first. */
+export async function listReviews(
+  db: Database,
+  {
+    state = "pending",
+    cursor,
+    limit = PAGE_SIZE,
+  }: {
+    state?: "pending" | "confirmed" | "rejected" | "superseded";
+    cursor?: string;
+    limit?: number;
+  } = {},
+): Promise<{ reviews: ReviewView[]; nextCursor: string | null }> {
+  if (cursor !== undefined && !/^\d{1,18}$/.test(cursor)) throw new BadDedupCursorError();
+  const take = Math.max(1, Math.min(100, Math.trunc(limit)));
+  const asc = state === "pending";
+  const c = cursor ?? null;
+  const rows = await db.prisma.$queryRaw<
+    {
+      id: string;
+      stage: string;
+      score: number;
+      threshold: number;
+      state: string;
+      created_at: Date;
+      decided_at: Date | null;
+      decided_by: string | null;
+      evidence: unknown;
+      a_key: string;
+      a_title: string | null;
+      a_source: string | null;
+      a_source_name: string | null;
+      a_first: Date | null;
+      a_live: boolean | null;
+      b_key: string;
+      b_title: string | null;
+      b_source: string | null;
+      b_source_name: string | null;
+      b_first: Date | null;
+      b_live: boolean | null;
+    }[]
+  >`
+    SELECT r.id::text AS id, r.stage, r.score, r.threshold, r.state, r.created_at, r.decided_at,
+           r.decided_by, r.evidence,
+           r.entry_key AS a_key, a.title AS a_title, a.source_id AS a_source,
+           sa.name AS a_source_name, a.first_seen_at AS a_first, a.deleted_at IS NULL AS a_live,
+           r.candidate_key AS b_key, b.title AS b_title, b.source_id AS b_source,
+           sb.name AS b_source_name, b.first_seen_at AS b_first, b.deleted_at IS NULL AS b_live
+    FROM dedup_reviews r
+    LEFT JOIN news a ON a.entry_key = r.entry_key
+    LEFT JOIN sources sa ON sa.id = a.source_id
+    LEFT JOIN news b ON b.entry_key = r.candidate_key
+    LEFT JOIN sources sb ON sb.id = b.source_id
+    WHERE r.state = ${state}
+      AND (${c}::bigint IS NULL OR (${asc} AND r.id > ${c}::bigint)
+           OR (NOT ${asc} AND r.id < ${c}::bigint))
+    ORDER BY CASE WHEN ${asc} THEN r.id END ASC, r.id DESC
+    LIMIT ${take + 1}`;
+  const reviews = rows.slice(0, take).map(
+    (r): ReviewView => ({
+      id: r.id,
+      stage: r.stage,
+      score: r.score,
+      threshold: r.threshold,
+      state: r.state,
+      createdAt: r.created_at.toISOString(),
+      decidedAt: iso(r.decided_at),
+      decidedBy: r.decided_by,
+      item: {
+        entryKey: r.a_key,
+        title: r.a_title,
+        sourceId: r.a_source,
+        sourceName: r.a_source_name,
+        firstSeenAt: iso(r.a_first),
+        live: r.a_live ?? false,
+      },
+      candidate: {
+        entryKey: r.b_key,
+        title: r.b_title,
+        sourceId: r.b_source,
+        sourceName: r.b_source_name,
+        firstSeenAt: iso(r.b_first),
+        live: r.b_live ?? false,
+      },
+      evidence: readEvidence(r.evidence),
+    }),
+  );
+  return {
+    reviews,
+    nextCursor: rows.length > take ? (reviews[reviews.length - 1]?.id ?? null) : null,
+  };
+}
+
+interface RunRow {
+  id: string;
+  dry_run: boolean;
+  state: string;
+  actor: string;
+  thresholds: unknown;
+  started_at: Date;
+  ended_at: Date | null;
+  total: number;
+  scanned: number;
+  appear: number;
+  go: number;
+  applied: number;
+  error: string | null;
+}
+
+const toRun = (r: RunRow): DedupRunView => ({
+  id: r.id,
+  dryRun: r.dry_run,
+  state: r.state,
+  actor: r.actor,
+  thresholds: isRecord(r.thresholds) ? r.thresholds : {},
+  startedAt: r.started_at.toISOString(),
+  endedAt: iso(r.ended_at),
+  total: r.total,
+  scanned: r.scanned,
+  appear: r.appear,
+  go: r.go,
+  applied: r.applied,
+  error: r.error,
+});
+
+/** Re-runs newest first, keyset-paged by id. */
+export async function listDedupRuns(
+  db: Database,
+  { before, limit = PAGE_SIZE }: { before?: string; limit?: number } = {},
+): Promise<{ runs: DedupRunView[]; nextBefore: string | null }> {
+  if (before !== undefined && !/^\d{1,18}$/.test(before)) throw new BadDedupCursorError();
+  const take = Math.max(1, Math.min(100, Math.trunc(limit)));
+  const rows = await db.prisma.$queryRaw<RunRow[]>`
+    SELECT id::text AS id, dry_run, state, actor, thresholds, started_at, ended_at, total,
+           scanned, appear, go, applied, error
+    FROM dedup_runs WHERE ${before ?? null}::bigint IS NULL OR id < ${before ?? null}::bigint
+    ORDER BY id DESC LIMIT ${take + 1}`;
+  const runs = rows.slice(0, take).map(toRun);
+  return { runs, nextBefore: rows.length > take ? (runs[runs.length - 1]?.id ?? null) : null };
+}
+
+/** A link as a run's change records it before or after: where the item was (null: alone). */
+export interface RunSide {
+  duplicateOf: string | null;
+  stage: string | null;
+  score: number | null;
+  raw: unknown;
+}
+
+export interface RunChangeView {
+  entryKey: string;
+  title: string | null;
+  /** appear, go, change. */
+  change: string;
+  before: RunSide | null;
+  after: RunSide | null;
+}
+
+const readSide = (v: unknown): RunSide | null => {
+  if (!isRecord(v)) return null;
+  const dup = pick(v, ["duplicateOf", "duplicate_of", "canonical", "canonicalKey"]);
+  const stage = pick(v, ["stage"]);
+  const score = pick(v, ["score"]);
+  return {
+    duplicateOf: typeof dup === "string" ? dup : null,
+    stage: typeof stage === "string" ? stage : null,
+    score: typeof score === "number" ? score : null,
+    raw: v,
+  };
+};
+
+/** One run and a page of its changes (by entry key); null when there is no such run. */
+export async function getDedupRun(
+  db: Database,
+  id: string,
+  { after, limit = 100 }: { after?: string; limit?: number } = {},
+): Promise<{ run: DedupRunView; changes: RunChangeView[]; nextAfter: string | null } | null> {
+  if (after !== undefined && !/^[0-9a-f]{64}$/.test(after)) throw new BadDedupCursorError();
+  const [run] = await db.prisma.$queryRaw<RunRow[]>`
+    SELECT id::text AS id, dry_run, state, actor, thresholds, started_at, ended_at, total,
+           scanned, appear, go, applied, error
+    FROM dedup_runs WHERE id = ${id}::bigint`;
+  if (!run) return null;
+  const take = Math.max(1, Math.min(500, Math.trunc(limit)));
+  const rows = await db.prisma.$queryRaw<
+    { entry_key: string; title: string | null; change: string; before: unknown; after: unknown }[]
+  >`
+    SELECT c.entry_key, n.title, c.change, c.before, c.after
+    FROM dedup_run_changes c LEFT JOIN news n ON n.entry_key = c.entry_key
+    WHERE c.run_id = ${id}::bigint AND (${after ?? null}::text IS NULL OR c.entry_key > ${after ?? null}::text)
+    ORDER BY c.entry_key LIMIT ${take + 1}`;
+  const changes = rows.slice(0, take).map((r) => ({
+    entryKey: r.entry_key,
+    title: r.title,
+    change: r.change,
+    before: readSide(r.before),
+    after: readSide(r.after),
+  }));
+  return {
+    run: toRun(run),
+    changes,
+    nextAfter: rows.length > take ? (changes[changes.length - 1]?.entryKey ?? null) : null,
+  };
+}
+
+/** What the item page shows of an item's dedup: its decision, its cluster, what linked it. */
+export interface ItemDedup {
+  outcome: string;
+  stage: string | null;
+  decidedAt: string;
+  version: number;
+  cluster: {
+    id: string;
+    canonicalKey: string;
+    canonicalTitle: string | null;
+    members: number;
+    outlets: number;
+    firstSeenAt: string;
+    /** Up to ITEM_MEMBERS_SHOWN other members, first seen first. */
+    others: { entryKey: string; title: string | null; sourceId: string; canonical: boolean }[];
+  } | null;
+  link: LinkView | null;
+  pendingReviews: number;
+}
+
+export const ITEM_MEMBERS_SHOWN = 10;
+
+/** An item's dedup state, by primary key; null when the stage has not decided it yet. */
+export async function itemDedup(db: Database, entryKey: string): Promise<ItemDedup | null> {
+  const p = db.prisma;
+  const [r] = await p.$queryRaw<
+    (LinkRow & {
+      outcome: string;
+      stage: string | null;
+      decided_at: Date;
+      version: number;
+      cluster_id: string | null;
+      canonical_key: string | null;
+      canonical_title: string | null;
+      members: number | null;
+      outlets: number | null;
+      cluster_first_seen: Date | null;
+      pending: number;
+    })[]
+  >`
+    SELECT d.outcome, d.stage, d.decided_at, d.version, c.id::text AS cluster_id,
+           c.canonical_key, cn.title AS canonical_title, c.members, c.outlets,
+           c.first_seen_at AS cluster_first_seen,
+           l.id::text AS link_id, l.stage AS link_stage, l.score, l.threshold, l.matched_key,
+           m.title AS matched_title, l.settings_revision, l.item_version, l.evidence,
+           l.decided_at AS link_decided_at, l.decided_by, l.ended_at, l.ended_reason, l.ended_by,
+           (SELECT count(*) FROM dedup_reviews rv
+             WHERE rv.state = 'pending' AND (rv.pair_a = d.entry_key OR rv.pair_b = d.entry_key))::int
+             AS pending
+    FROM dedup_items d
+    LEFT JOIN dedup_clusters c ON c.id = d.cluster_id
+    LEFT JOIN news cn ON cn.entry_key = c.canonical_key
+    LEFT JOIN dedup_links l ON l.entry_key = d.entry_key AND l.ended_at IS NULL
+    LEFT JOIN news m ON m.entry_key = l.matched_key
+    WHERE d.entry_key = ${entryKey}`;
+  if (!r) return null;
+  let cluster: ItemDedup["cluster"] = null;
+  if (r.cluster_id !== null && r.canonical_key !== null) {
+    const others = await p.$queryRaw<
+      { entry_key: string; title: string | null; source_id: string }[]
+    >`
+      SELECT d.entry_key, n.title, d.source_id
+      FROM dedup_items d LEFT JOIN news n ON n.entry_key = d.entry_key
+      WHERE d.cluster_id = ${r.cluster_id}::bigint AND d.entry_key <> ${entryKey}
+      ORDER BY (d.entry_key = ${r.canonical_key}) DESC, d.first_seen_at, d.entry_key
+      LIMIT ${ITEM_MEMBERS_SHOWN}`;
+    cluster = {
+      id: r.cluster_id,
+      canonicalKey: r.canonical_key,
+      canonicalTitle: r.canonical_title,
+      members: r.members ?? 0,
+      outlets: r.outlets ?? 0,
+      firstSeenAt: (r.cluster_first_seen as Date).toISOString(),
+      others: others.map((o) => ({
+        entryKey: o.entry_key,
+        title: o.title,
+        sourceId: o.source_id,
+        canonical: o.entry_key === r.canonical_key,
+      })),
+    };
+  }
+  return {
+    outcome: r.outcome,
+    stage: r.stage,
+    decidedAt: r.decided_at.toISOString(),
+    version: r.version,
+    cluster,
+    link: toLink(r),
+    pendingReviews: r.pending,
+  };
+}
