@@ -32,7 +32,9 @@ describe("dedupOverview", () => {
   it("counts the window's decisions by kind, leaving out removed items and older decisions", async () => {
     const v = await dedupOverview(db, { now, hours: 24 });
     expect(v.decisions.totals).toEqual(DEDUP_SEED.day);
-    expect(v.decisions.decided).toBe(Object.values(DEDUP_SEED.day).reduce((a: number, b) => a + b, 0));
+    expect(v.decisions.decided).toBe(
+      Object.values(DEDUP_SEED.day).reduce((a: number, b) => a + b, 0),
+    );
     // The buckets add up to the totals, one bar per 20 minutes over 24 hours, oldest first.
     expect(v.bucketSeconds).toBe(1200);
     expect(v.decisions.buckets).toHaveLength(72);
@@ -91,7 +93,7 @@ describe("dedupOverview", () => {
     expect(v.reviews.pending).toBe(DEDUP_SEED.pendingReviews);
     expect(v.reviews.oldestPendingAt).toBe(new Date(now.getTime() - 10 * 60_000).toISOString());
     expect(v.settings).toMatchObject({ revision: 2, updatedBy: "admin" });
-    expect(v.settings?.thresholds).toMatchObject({ nearMaxHamming: 6 });
+    expect(v.settings?.thresholds).toEqual(DEDUP_SEED.thresholds);
     expect(v.runs).toHaveLength(1);
     expect(v.runs[0]).toMatchObject({ dryRun: true, state: "finished", appear: 1, go: 1 });
     expect(v.lastDecisionAt).toBe(new Date(now.getTime() - 5 * 60_000).toISOString());
@@ -156,13 +158,14 @@ describe("getCluster", () => {
     const near = c?.members[2]?.linkedBy;
     expect(near).toMatchObject({
       stage: "near",
-      score: 4,
-      threshold: 6,
+      score: 0.72,
+      threshold: 0.5,
       matchedKey: k.exact,
       matchedTitle: DEDUP_SEED.titles.exact,
     });
     expect(near?.evidence).toMatchObject({
-      shared: DEDUP_SEED.evidence.sharedShingles,
+      shared: DEDUP_SEED.evidence.shared,
+      phrases: DEDUP_SEED.evidence.sharedPhrases,
       onlyHere: ["interest"],
       onlyThere: [],
       distance: 4,
@@ -185,7 +188,13 @@ describe("readEvidence", () => {
     expect(readEvidence([1, 2])).toBeNull();
     expect(readEvidence("x")).toBeNull();
     const e = readEvidence({ shared: ["a", 3, null, "b"], onlyB: "not a list", distance: "2" });
-    expect(e).toMatchObject({ shared: ["a", "b"], onlyHere: [], onlyThere: [], distance: null });
+    expect(e).toMatchObject({
+      shared: ["a", "b"],
+      phrases: [],
+      onlyHere: [],
+      onlyThere: [],
+      distance: null,
+    });
     const many = readEvidence({ shared: Array.from({ length: 5000 }, (_, i) => `w${i}`) });
     expect(many?.shared).toHaveLength(200);
   });
@@ -196,9 +205,9 @@ describe("listReviews", () => {
     const r = await listReviews(db, { state: "pending" });
     expect(r.reviews.map((x) => x.item.entryKey)).toEqual([k.reviewB, k.reviewD]);
     expect(r.reviews[0]).toMatchObject({
-      stage: "near",
-      score: 9,
-      threshold: 6,
+      stage: "review",
+      score: 0.46,
+      threshold: 0.5,
       item: { title: DEDUP_SEED.titles.reviewB, sourceId: "daily" },
       candidate: { title: DEDUP_SEED.titles.reviewA, sourceId: "wire", sourceName: "The Wire" },
     });
@@ -235,7 +244,7 @@ describe("runs", () => {
     expect(run?.changes[1]).toMatchObject({
       title: DEDUP_SEED.titles.reviewB,
       before: null,
-      after: { duplicateOf: k.reviewA, stage: "near", score: 9 },
+      after: { duplicateOf: k.reviewA, stage: "near", score: 0.46 },
     });
     const page = await getDedupRun(db, id, { limit: 1 });
     expect(page?.nextAfter).toBe(k.near);
@@ -256,7 +265,12 @@ describe("itemDedup", () => {
       [k.canonical, true],
       [k.exact, false],
     ]);
-    expect(d?.link).toMatchObject({ stage: "near", matchedKey: k.exact, score: 4, threshold: 6 });
+    expect(d?.link).toMatchObject({
+      stage: "near",
+      matchedKey: k.exact,
+      score: 0.72,
+      threshold: 0.5,
+    });
   });
 
   it("gives the canonical item its cluster and no link; a review item its pending pair", async () => {

@@ -373,7 +373,9 @@ export async function listClusters(
  * keys are picked out, and the whole record is kept for the page's "raw" view.
  */
 export interface Evidence {
+  /** Words both texts have, and word pairs (phrases) both have. */
   shared: string[];
+  phrases: string[];
   /** Words only in this item's text, and only in the text it matched. */
   onlyHere: string[];
   onlyThere: string[];
@@ -394,7 +396,8 @@ export function readEvidence(raw: unknown): Evidence | null {
   if (!isRecord(raw)) return null;
   const distance = pick(raw, ["hamming", "distance"]);
   return {
-    shared: strings(pick(raw, ["sharedShingles", "shared", "common", "sharedWords"])),
+    shared: strings(pick(raw, ["shared", "sharedWords", "common"])),
+    phrases: strings(pick(raw, ["sharedPhrases", "sharedShingles"])),
     onlyHere: strings(pick(raw, ["onlyA", "onlyInA", "differingA", "removed", "onlyHere"])),
     onlyThere: strings(pick(raw, ["onlyB", "onlyInB", "differingB", "added", "onlyThere"])),
     distance: typeof distance === "number" ? distance : null,

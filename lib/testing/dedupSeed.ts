@@ -52,11 +52,23 @@ export const DEDUP_SEED = {
   /** The near link's evidence. */
   evidence: {
     hamming: 4,
-    sharedShingles: ["central bank", "raises", "quarter point"],
+    shared: ["central", "bank", "raises", "rates", "by", "a", "quarter", "point"],
+    sharedPhrases: ["central bank", "quarter point"],
     onlyA: ["interest"],
     onlyB: [],
   },
   run: { appear: 1, go: 1 },
+  /** lib/dedup's DedupThresholds in force (revision 2), and the ones the dry run tried. */
+  thresholds: {
+    windowHours: 72,
+    retrieval: { radius: 1, maxHamming: 32 },
+    near: { duplicate: 0.5, review: 0.4 },
+  },
+  runThresholds: {
+    windowHours: 72,
+    retrieval: { radius: 1, maxHamming: 32 },
+    near: { duplicate: 0.45, review: 0.4 },
+  },
 } as const;
 
 const ago = (now: Date, minutes: number) => new Date(now.getTime() - minutes * 60_000);
@@ -161,10 +173,10 @@ export async function seedDedupRows(
     VALUES
       (${k.exact}, ${k.canonical}, ${k.canonical}, ${cluster1}::bigint, 'exact', 1, 1, 1, 1,
        NULL, ${ago(now, 45)}, NULL, NULL, NULL),
-      (${k.near}, ${k.canonical}, ${k.exact}, ${cluster1}::bigint, 'near', 4, 6, 1, 1,
+      (${k.near}, ${k.canonical}, ${k.exact}, ${cluster1}::bigint, 'near', 0.72, 0.5, 1, 1,
        ${JSON.stringify(DEDUP_SEED.evidence)}::jsonb, ${ago(now, 40)}, NULL, NULL, NULL),
-      (${k.undone}, ${k.canonical}, ${k.canonical}, ${cluster1}::bigint, 'near', 6, 6, 1, 1,
-       '{"hamming": 6, "sharedShingles": ["central bank"], "onlyA": ["moves", "again"], "onlyB": ["raises"]}'::jsonb,
+      (${k.undone}, ${k.canonical}, ${k.canonical}, ${cluster1}::bigint, 'near', 0.52, 0.5, 1, 1,
+       '{"hamming": 11, "shared": ["central", "bank", "rates"], "sharedPhrases": ["central bank"], "onlyA": ["moves", "again"], "onlyB": ["raises"]}'::jsonb,
        ${ago(now, 38)}, ${ago(now, 37)}, 'undone', 'admin'),
       (${k.url}, ${k.urlCanonical}, ${k.urlCanonical}, ${cluster2}::bigint, 'url', 1, 1, 1, 1,
        '{"urlKey": "wire.example/floods"}'::jsonb, ${ago(now, 110)}, NULL, NULL, NULL)`;
@@ -188,31 +200,31 @@ export async function seedDedupRows(
     INSERT INTO dedup_reviews (entry_key, candidate_key, pair_a, pair_b, stage, score, threshold,
                                item_version, evidence, state, created_at, decided_at, decided_by)
     VALUES
-      (${k.reviewB}, ${k.reviewA}, ${a1}, ${b1}, 'near', 9, 6, 1,
-       '{"hamming": 9, "sharedShingles": ["port workers", "strike", "pay"], "onlyA": ["end", "after", "deal"], "onlyB": ["over", "third", "day"]}'::jsonb,
+      (${k.reviewB}, ${k.reviewA}, ${a1}, ${b1}, 'review', 0.46, 0.5, 1,
+       '{"hamming": 14, "shared": ["port", "workers", "strike", "pay"], "sharedPhrases": ["port workers"], "onlyA": ["end", "after", "deal"], "onlyB": ["over", "for", "a", "third", "day"]}'::jsonb,
        'pending', ${ago(now, 10)}, NULL, NULL),
-      (${k.reviewD}, ${k.reviewC}, ${a2}, ${b2}, 'near', 8, 6, 1,
-       '{"hamming": 8, "sharedShingles": ["ministers", "fuel prices"], "onlyA": ["to", "over"], "onlyB": ["on"]}'::jsonb,
+      (${k.reviewD}, ${k.reviewC}, ${a2}, ${b2}, 'review', 0.44, 0.5, 1,
+       '{"hamming": 15, "shared": ["ministers", "meet", "fuel", "prices"], "sharedPhrases": ["fuel prices"], "onlyA": ["to", "over"], "onlyB": ["on"]}'::jsonb,
        'pending', ${ago(now, 8)}, NULL, NULL),
-      (${k.unique2}, ${k.unique1}, ${a3}, ${b3}, 'near', 10, 6, 1, NULL,
+      (${k.unique2}, ${k.unique1}, ${a3}, ${b3}, 'review', 0.41, 0.5, 1, NULL,
        'rejected', ${ago(now, 19)}, ${ago(now, 18)}, 'admin')`;
 
   await p.$executeRaw`
     INSERT INTO dedup_settings (id, thresholds, revision, updated_at, updated_by)
-    VALUES (1, '{"nearMaxHamming": 6, "reviewMaxHamming": 10, "windowHours": 72}'::jsonb, 2,
+    VALUES (1, ${JSON.stringify(DEDUP_SEED.thresholds)}::jsonb, 2,
             ${ago(now, 200)}, 'admin')`;
   const [run] = await p.$queryRaw<{ id: string }[]>`
     INSERT INTO dedup_runs (thresholds, dry_run, state, actor, started_at, ended_at, total,
                             scanned, appear, go, applied)
-    VALUES ('{"nearMaxHamming": 9, "reviewMaxHamming": 10, "windowHours": 72}'::jsonb, true,
+    VALUES (${JSON.stringify(DEDUP_SEED.runThresholds)}::jsonb, true,
             'finished', 'admin', ${ago(now, 3)}, ${ago(now, 2)}, 12, 12, 1, 1, 0)
     RETURNING id::text AS id`;
   if (!run) throw new Error("dedup seed: run not inserted");
   await p.$executeRaw`
     INSERT INTO dedup_run_changes (run_id, entry_key, change, before, after)
     VALUES (${run.id}::bigint, ${k.reviewB}, 'appear', NULL,
-            ${JSON.stringify({ duplicateOf: k.reviewA, stage: "near", score: 9 })}::jsonb),
+            ${JSON.stringify({ duplicateOf: k.reviewA, stage: "near", score: 0.46 })}::jsonb),
            (${run.id}::bigint, ${k.near}, 'go',
-            ${JSON.stringify({ duplicateOf: k.canonical, stage: "near", score: 6 })}::jsonb, NULL)`;
+            ${JSON.stringify({ duplicateOf: k.canonical, stage: "near", score: 0.72 })}::jsonb, NULL)`;
   return { clusters: [cluster1, cluster2, c3.id] };
 }
