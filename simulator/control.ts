@@ -18,6 +18,7 @@ import {
 } from "./newsroom";
 import type { SimSource, SourceRoute } from "./sources";
 import { handleStoriesControl, type StoriesControl } from "./stories/service";
+import type { Truth } from "./truth";
 
 /** What a test or an operator can do to a running simulator. Also served under /_control/. */
 export interface SimControl {
@@ -45,6 +46,11 @@ export interface SimControl {
   stories: ((outletId: string) => readonly SimStory[]) & StoriesControl;
   /** Open stream connections by source id: shows a collector's reconnects. */
   connections(): Record<string, number>;
+  /**
+   * The answer key for dedup: every item published so far, per source that carries it (guid and
+   * link as served), with its story id and how it was made (truth.ts).
+   */
+  truth(): Truth;
 }
 
 export function createControl(deps: {
@@ -59,6 +65,7 @@ export function createControl(deps: {
   stories: StoriesControl;
   /** The story API's source, which has no outlet and so no route. */
   storySource: SimSource;
+  truth: () => Truth;
 }): SimControl {
   const { newsroom, faults, routes } = deps;
   const route = (sourceId: string) => {
@@ -101,6 +108,10 @@ export function createControl(deps: {
       return deps.now();
     },
     connections: deps.connections,
+    truth: () => {
+      deps.settle();
+      return deps.truth();
+    },
     stories: Object.assign((outletId: string) => {
       newsroom.outlet(outletId);
       return newsroom.stories(outletId);
@@ -150,6 +161,7 @@ const advanceSchema = z.object({
  *   GET    /_control/rate  POST { perMinute } → { perMinute }
  *   POST   /_control/advance                { ms } → { now }
  *   GET    /_control/connections            → { connections: { [sourceId]: open streams } }
+ *   GET    /_control/truth                  → { now, items: [TruthItem …], counts }
  *
  * The story API (source `story-desk`; its read faults go through /_control/faults/story-desk):
  *
@@ -210,6 +222,9 @@ export async function handleControl(
   }
   if (parts.length === 1 && method === "GET" && what === "connections") {
     return reply({ connections: control.connections() });
+  }
+  if (parts.length === 1 && method === "GET" && what === "truth") {
+    return reply(control.truth());
   }
   if (parts.length === 1 && method === "POST" && what === "advance") {
     return reply({ now: new Date(control.advance(parse(advanceSchema, body).ms)).toISOString() });

@@ -18,6 +18,8 @@ export interface Topic {
   /** Headline wordings per language; republications and edits pick another one. */
   headlines: Partial<Record<Language, Phrase[]>>;
   summary: Partial<Record<Language, Phrase>>;
+  /** Another desk's summary of the same facts: what an independent rewrite says instead. */
+  rewrite: Partial<Record<Language, Phrase>>;
 }
 
 const BN_DIGITS = "০১২৩৪৫৬৭৮৯";
@@ -43,6 +45,10 @@ export const TOPICS: readonly Topic[] = [
     summary: {
       en: (f) => `The decision moved the dollar ${pct(f)}% as traders repriced the outlook.`,
     },
+    rewrite: {
+      en: (f) =>
+        `Markets repriced the outlook and the dollar moved ${pct(f)}% after the Fed's move.`,
+    },
   },
   {
     key: "bb-rate",
@@ -63,6 +69,10 @@ export const TOPICS: readonly Topic[] = [
       en: (f) => `The taka moved ${pct(f)}% against the dollar after the announcement.`,
       bn: (f) => `ঘোষণার পর ডলারের বিপরীতে টাকার মান ${bnPct(f)} শতাংশ বদলেছে।`,
     },
+    rewrite: {
+      en: (f) => `Against the dollar, the taka shifted ${pct(f)}% once the central bank spoke.`,
+      bn: (f) => `কেন্দ্রীয় ব্যাংকের সিদ্ধান্তের পর টাকার বিনিময় হার ${bnPct(f)} শতাংশ ওঠানামা করেছে।`,
+    },
   },
   {
     key: "spx",
@@ -79,6 +89,10 @@ export const TOPICS: readonly Topic[] = [
     },
     summary: {
       en: (f) => `The benchmark index closed ${f.up ? "higher" : "lower"} by ${pct(f)} percent.`,
+    },
+    rewrite: {
+      en: (f) =>
+        `Technology names drove the index ${f.up ? "up" : "down"} ${pct(f)} percent by the close.`,
     },
   },
   {
@@ -100,6 +114,10 @@ export const TOPICS: readonly Topic[] = [
       en: (f) => `Turnover reached ${f.n * 10} crore taka on the Dhaka Stock Exchange.`,
       bn: (f) => `ঢাকা স্টক এক্সচেঞ্জে লেনদেন হয়েছে ${bnNum(f.n * 10)} কোটি টাকা।`,
     },
+    rewrite: {
+      en: (f) => `Dealers said ${f.n * 10} crore taka changed hands in Dhaka.`,
+      bn: (f) => `দিনভর ${bnNum(f.n * 10)} কোটি টাকার শেয়ার হাতবদল হয়েছে।`,
+    },
   },
   {
     key: "gp",
@@ -119,6 +137,10 @@ export const TOPICS: readonly Topic[] = [
       en: (f) => `Quarterly profit was ${f.n * 12} crore taka, the company said.`,
       bn: (f) => `কোম্পানিটি ত্রৈমাসিকে ${bnNum(f.n * 12)} কোটি টাকা মুনাফা করেছে।`,
     },
+    rewrite: {
+      en: (f) => `The operator reported ${f.n * 12} crore taka in profit for the quarter.`,
+      bn: (f) => `তিন মাসে অপারেটরটির মুনাফা ${bnNum(f.n * 12)} কোটি টাকা।`,
+    },
   },
   {
     key: "ecb-euro",
@@ -133,6 +155,9 @@ export const TOPICS: readonly Topic[] = [
     },
     summary: {
       en: (f) => `The single currency moved ${pct(f)}% against the dollar in European trading.`,
+    },
+    rewrite: {
+      en: (f) => `Comments from ECB officials pushed the currency ${pct(f)}% in Europe.`,
     },
   },
   {
@@ -152,6 +177,10 @@ export const TOPICS: readonly Topic[] = [
     summary: {
       en: (f) => `Brent settled near $${70 + f.n} a barrel.`,
       bn: (f) => `ব্যারেলপ্রতি ব্রেন্টের দাম দাঁড়িয়েছে ${bnNum(70 + f.n)} ডলারে।`,
+    },
+    rewrite: {
+      en: (f) => `A barrel of Brent ended at about $${70 + f.n}.`,
+      bn: (f) => `প্রতি ব্যারেল ব্রেন্ট বিক্রি হয়েছে প্রায় ${bnNum(70 + f.n)} ডলারে।`,
     },
   },
   {
@@ -173,6 +202,10 @@ export const TOPICS: readonly Topic[] = [
       en: (f) => `Spot gold moved ${pct(f)}% in Asian trading.`,
       bn: () => "বাংলাদেশ জুয়েলার্স সমিতি নতুন দাম ঘোষণা করেছে।",
     },
+    rewrite: {
+      en: (f) => `In Asia the metal moved ${pct(f)}% on the spot market.`,
+      bn: () => "জুয়েলার্স সমিতির ঘোষণায় নতুন দর কার্যকর হচ্ছে।",
+    },
   },
   {
     key: "garments",
@@ -191,6 +224,10 @@ export const TOPICS: readonly Topic[] = [
     summary: {
       en: (f) => `Exports were worth $${f.n / 10 + 3} billion, exporters said.`,
       bn: (f) => `রপ্তানি আয় দাঁড়িয়েছে ${bnNum((f.n / 10 + 3).toFixed(1))} বিলিয়ন ডলারে।`,
+    },
+    rewrite: {
+      en: (f) => `Shipments brought in $${f.n / 10 + 3} billion, according to exporters.`,
+      bn: (f) => `রপ্তানিকারকেরা জানিয়েছেন, আয় হয়েছে ${bnNum((f.n / 10 + 3).toFixed(1))} বিলিয়ন ডলার।`,
     },
   },
   {
@@ -212,6 +249,10 @@ export const TOPICS: readonly Topic[] = [
       en: () => "Rivers rose above danger level after days of heavy rain.",
       bn: () => "কয়েক দিনের ভারী বর্ষণে নদীর পানি বিপৎসীমার ওপরে।",
     },
+    rewrite: {
+      en: () => "Days of downpour pushed rivers past the danger mark.",
+      bn: () => "টানা বৃষ্টিতে নদীগুলো বিপৎসীমা ছাড়িয়ে বইছে।",
+    },
   },
   {
     key: "cricket",
@@ -230,6 +271,10 @@ export const TOPICS: readonly Topic[] = [
     summary: {
       en: () => "The win levels the series ahead of the final match in Chattogram.",
       bn: () => "এই জয়ে সিরিজে সমতা ফেরাল বাংলাদেশ।",
+    },
+    rewrite: {
+      en: () => "Bangladesh square the series with the decider still to come in Chattogram.",
+      bn: () => "চট্টগ্রামে শেষ ম্যাচের আগে সিরিজ এখন সমতায়।",
     },
   },
   {
@@ -250,6 +295,10 @@ export const TOPICS: readonly Topic[] = [
       en: () => "Importers warned of delays as container yards filled up.",
       bn: () => "কনটেইনার ইয়ার্ড ভরে যাওয়ায় পণ্য খালাসে দেরি হচ্ছে।",
     },
+    rewrite: {
+      en: () => "Full container yards mean delays for importers, traders said.",
+      bn: () => "ইয়ার্ডে জায়গা না থাকায় আমদানিকারকেরা বিপাকে পড়েছেন।",
+    },
   },
   {
     key: "apple",
@@ -265,6 +314,9 @@ export const TOPICS: readonly Topic[] = [
     },
     summary: {
       en: (f) => `Revenue came in at $${80 + f.n} billion for the quarter.`,
+    },
+    rewrite: {
+      en: (f) => `Quarterly sales reached $${80 + f.n} billion.`,
     },
   },
   {
@@ -284,6 +336,10 @@ export const TOPICS: readonly Topic[] = [
     summary: {
       en: () => "Nominations open next week, the commission said.",
       bn: () => "আগামী সপ্তাহ থেকে মনোনয়নপত্র জমা নেওয়া হবে।",
+    },
+    rewrite: {
+      en: () => "Candidates can file nominations from next week.",
+      bn: () => "প্রার্থীরা আগামী সপ্তাহে মনোনয়নপত্র জমা দিতে পারবেন।",
     },
   },
 ];

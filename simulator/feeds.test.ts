@@ -31,6 +31,7 @@ describe("feeds", () => {
       "feed:ledger-rss",
       "feed:padma-rss",
       "feed:padma-rdf",
+      "feed:digest-rss",
       "story-api:story-desk",
     ]);
     for (const s of sources) {

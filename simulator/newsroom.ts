@@ -1,6 +1,7 @@
 import { type Facts, randomFacts, TOPICS, type Topic, topicsIn } from "./corpus";
 import type { Language, Outlet } from "./outlets";
 import type { Random } from "./random";
+import { editHeadline, type RepublishKind, rewriteKind, variantLink } from "./republish";
 import type { Scheduler } from "./scheduler";
 
 /** One outlet's copy of a story, as it stands now. */
@@ -34,6 +35,10 @@ export interface SimStory {
   topic: string;
   variant: number;
   facts: Facts;
+  /** How this copy came to be (the answer key's second half; see republish.ts). */
+  how: RepublishKind;
+  /** The outlet's story this one was made from; null for an original. */
+  copyOf: { outlet: string; number: number } | null;
 }
 
 interface StreamEventBase {
@@ -100,6 +105,8 @@ export interface NewsroomOptions {
   scheduler: Scheduler;
   outlets: readonly Outlet[];
   baseUrl: string;
+  /** Where an outlet's story links point (default: the simulator's own address, so they resolve). */
+  linkBase?: (outletId: string) => string;
   /** Original stories per minute across all outlets (republications come on top). */
   ratePerMinute: number;
   /** Mean time between breaking bursts; 0 turns bursts off. */
@@ -119,8 +126,33 @@ const FEED_ITEMS = 30;
 
 const EDIT_SHARE = 0.12;
 const RETRACT_SHARE = 0.02;
-const SYNDICATE_SHARE = 0.35;
+// Per outlet that could: papers run half of the wire's stories, but pick up a rival's own story
+// only now and then; breaking news is everywhere.
+const WIRE_SYNDICATE_SHARE = 0.5;
+const SYNDICATE_SHARE = 0.2;
 const BREAKING_SHARE = 0.05;
+// How a paper republishes the wire's story: mostly verbatim, as real papers run wire copy; some
+// desks touch the headline, a few rewrite it. A paper's own story is never copied verbatim by a
+// rival: it is rewritten, or its headline is lifted and edited.
+const FROM_WIRE: readonly [RepublishKind | "rewrite", number][] = [
+  ["wire-copy", 0.75],
+  ["headline-edit", 0.15],
+  ["rewrite", 0.1],
+];
+const FROM_PAPER: readonly [RepublishKind | "rewrite", number][] = [
+  ["headline-edit", 0.35],
+  ["rewrite", 0.65],
+];
+// An aggregator lists one original story in eight (most breaking ones) and a few copies, linking
+// the outlet's page with tracking parameters, on its AMP address or on another host name.
+const AGGREGATE_SHARE = 0.12;
+const AGGREGATE_BREAKING_SHARE = 0.6;
+const AGGREGATE_COPY_SHARE = 0.03;
+const AGGREGATE_KINDS: readonly ["tracking" | "amp" | "host", number][] = [
+  ["tracking", 0.45],
+  ["amp", 0.35],
+  ["host", 0.2],
+];
 
 export class Newsroom {
   readonly #o: NewsroomOptions;
@@ -300,13 +332,15 @@ export class Newsroom {
       syndicate: boolean;
       storyKey?: string;
       variant?: number;
+      how?: RepublishKind;
+      copyOf?: SimStory;
     },
   ): SimStory {
     const { random, scheduler, baseUrl } = this.#o;
     const now = scheduler.now;
     const list = this.#stories.get(outlet.id) as SimStory[];
     const number = list.length + 1;
-    const link = `${baseUrl}/o/${outlet.id}/${number}`;
+    const link = `${this.#o.linkBase?.(outlet.id) ?? baseUrl}/o/${outlet.id}/${number}`;
     const phrases = topic.headlines[language] ?? [];
     const variant = how.variant ?? random.int(0, phrases.length - 1);
     // The page wins the race for a share of stream stories; otherwise it lags the stream by the
@@ -336,6 +370,8 @@ export class Newsroom {
       topic: topic.key,
       variant,
       facts: { ...facts },
+      how: how.how ?? "original",
+      copyOf: how.copyOf ? { outlet: how.copyOf.outlet, number: how.copyOf.number } : null,
     };
     if (outlet.stream) {
       story.streamAt = pageLeads ? now + lead : now;
@@ -368,24 +404,87 @@ export class Newsroom {
         if (!this.#o.isQuiet(story.outlet)) this.retract(story.outlet, story.guid);
       });
     }
-    const share = story.breaking ? 0.9 : SYNDICATE_SHARE;
+    const fromWire = this.outlet(story.outlet).stream === true;
+    const share = story.breaking ? 0.9 : fromWire ? WIRE_SYNDICATE_SHARE : SYNDICATE_SHARE;
     const others = this.#o.outlets.filter(
-      (o) => o.id !== story.outlet && o.languages.includes(story.language),
+      (o) => o.id !== story.outlet && !o.aggregator && o.languages.includes(story.language),
     );
     for (const other of others) {
       if (!random.chance(share)) continue;
       scheduler.after(random.int(5_000, 90_000), () => {
         if (story.retractedAt !== null || this.#o.isQuiet(other.id)) return;
-        const phrases = topic.headlines[story.language] ?? [];
-        // Another outlet words the same facts its own way: a different phrasing when there is one.
-        const variant =
-          (story.variant + random.int(1, Math.max(1, phrases.length - 1))) % phrases.length;
-        this.#create(other, topic, story.facts, story.language, {
+        const kind = random.weighted(fromWire ? FROM_WIRE : FROM_PAPER, ([, w]) => w)[0];
+        const copy = this.#republish(story, other, topic, kind);
+        this.#aggregate(copy, topic, AGGREGATE_COPY_SHARE);
+      });
+    }
+    this.#aggregate(story, topic, story.breaking ? AGGREGATE_BREAKING_SHARE : AGGREGATE_SHARE);
+  }
+
+  /** Another outlet's copy of a story, made the way `kind` says. */
+  #republish(
+    story: SimStory,
+    other: Outlet,
+    topic: Topic,
+    kind: RepublishKind | "rewrite",
+  ): SimStory {
+    const { random } = this.#o;
+    const base = {
+      breaking: story.breaking,
+      syndicate: false,
+      storyKey: story.storyKey,
+      copyOf: story,
+    };
+    if (kind === "rewrite") {
+      const phrases = topic.headlines[story.language] ?? [];
+      // Another desk words the same facts its own way: a different phrasing when there is one.
+      const variant =
+        (story.variant + random.int(1, Math.max(1, phrases.length - 1))) % phrases.length;
+      const copy = this.#create(other, topic, story.facts, story.language, {
+        ...base,
+        variant,
+        how: rewriteKind(story.language),
+      });
+      copy.summary = topic.rewrite[story.language]?.(story.facts) ?? copy.summary;
+      return copy;
+    }
+    const copy = this.#create(other, topic, story.facts, story.language, {
+      ...base,
+      variant: story.variant,
+      how: kind,
+    });
+    // Copied as it stands now: an edit the original had before the copy is in it.
+    copy.title =
+      kind === "headline-edit" ? editHeadline(story.title, story.language, random) : story.title;
+    copy.summary = story.summary;
+    copy.category = story.category;
+    copy.instruments = [...story.instruments];
+    return copy;
+  }
+
+  /** Maybe an aggregator lists the story, linking the outlet's own page by another address. */
+  #aggregate(story: SimStory, topic: Topic, share: number): void {
+    const { random, scheduler } = this.#o;
+    for (const aggregator of this.#o.outlets) {
+      if (!aggregator.aggregator || !aggregator.languages.includes(story.language)) continue;
+      if (!random.chance(share)) continue;
+      scheduler.after(random.int(10_000, 120_000), () => {
+        if (story.retractedAt !== null || this.#o.isQuiet(aggregator.id)) return;
+        const want = random.weighted(AGGREGATE_KINDS, ([, w]) => w)[0];
+        const { link, kind } = variantLink(story.link, want, random);
+        const listed = this.#create(aggregator, topic, story.facts, story.language, {
           breaking: story.breaking,
           syndicate: false,
           storyKey: story.storyKey,
-          variant,
+          variant: story.variant,
+          how: kind,
+          copyOf: story,
         });
+        listed.link = link;
+        listed.title = story.title;
+        listed.summary = story.summary;
+        listed.category = story.category;
+        listed.instruments = [...story.instruments];
       });
     }
   }
@@ -455,7 +554,12 @@ export class Newsroom {
 
   #organicStory(breaking: boolean, outlet?: Outlet): void {
     const { random } = this.#o;
-    const from = outlet ?? random.weighted(this.#o.outlets, (o) => o.weight);
+    const from =
+      outlet ??
+      random.weighted(
+        this.#o.outlets.filter((o) => !o.aggregator),
+        (o) => o.weight,
+      );
     if (this.#o.isQuiet(from.id)) return;
     const language = random.pick(from.languages);
     const topic = random.pick(topicsIn(language));

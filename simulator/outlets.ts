@@ -15,10 +15,14 @@ export interface Outlet {
   listPage?: boolean;
   /** Share of original stories it breaks, relative to the other outlets. */
   weight: number;
+  /** Writes nothing of its own: lists other outlets' stories, linking their pages (with
+   * tracking parameters, AMP or mobile addresses), under its own guids. */
+  aggregator?: boolean;
 }
 
 // Two English and two Bangla papers plus a bilingual wire, so every feed format, the primary
-// stream, the fallback page and both languages are exercised by the default configuration.
+// stream, the fallback page and both languages are exercised by the default configuration; and
+// an aggregator, whose listings are other outlets' stories under other addresses.
 export const DEFAULT_OUTLETS: readonly Outlet[] = [
   {
     id: "wire",
@@ -39,6 +43,14 @@ export const DEFAULT_OUTLETS: readonly Outlet[] = [
   },
   { id: "ledger", name: "দৈনিক লেজার", languages: ["bn"], feeds: ["rss2"], weight: 2 },
   { id: "padma", name: "পদ্মা বার্তা", languages: ["bn"], feeds: ["rss2", "rdf"], weight: 1.5 },
+  {
+    id: "digest",
+    name: "Morning Digest",
+    languages: ["en", "bn"],
+    feeds: ["rss2"],
+    weight: 0,
+    aggregator: true,
+  },
 ];
 
 export const FEED_SUFFIX: Record<FeedFormat, string> = { rss2: "rss", rdf: "rdf", atom: "atom" };

@@ -16,15 +16,18 @@ import type { StoryDesk } from "./stories/desk";
 import { STORY_API_PATH, STORY_SOURCE_ID, serveStories } from "./stories/http";
 import { createStoryService, type StoryOptions } from "./stories/service";
 import { StreamHub } from "./stream";
+import { truth } from "./truth";
 
 export type { SimControl } from "./control";
 export type { Fault, FaultInput, FaultKind, FaultListing } from "./faults";
 export type { EditInput, PageHeadline, PublishInput, SimStory, StreamEvent } from "./newsroom";
 export type { Outlet } from "./outlets";
+export type { RepublishKind } from "./republish";
 export type { SimSource } from "./sources";
 export type { DeskEvent, DeskSnapshot, Story as DeskStory } from "./stories/desk";
 export type { StoriesControl, StoryOptions } from "./stories/service";
 export type { DeliveryStats, WebhookEndpoint, WebhookFaults } from "./stories/webhooks";
+export type { PairScores, Truth, TruthItem } from "./truth";
 
 export interface SimulatorOptions {
   /** 0 (the default) picks a free port. */
@@ -37,7 +40,7 @@ export interface SimulatorOptions {
   clock?: () => number;
   /** Time moves only through control.advance(ms): for tests that must not wait. */
   manual?: boolean;
-  /** Original stories per minute across all outlets (default 8; republications add ~50%). */
+  /** Original stories per minute across all outlets (default 8; copies and listings add ~85%). */
   ratePerMinute?: number;
   /** Mean time between breaking bursts (default 15 min); 0 turns them off. */
   burstEveryMs?: number;
@@ -50,6 +53,12 @@ export interface SimulatorOptions {
   /** News made up before start, so feeds and history are not empty (default 20 min). */
   backlogMs?: number;
   outlets?: readonly Outlet[];
+  /**
+   * Outlets publish under host names of their own (`https://www.<outlet>.example/o/…`) instead of
+   * the simulator's address, as real ones do: re-visits can then be on `amp.`, `m.` and bare hosts
+   * too. Such links do not resolve; by default (false) every link is served here.
+   */
+  outletHosts?: boolean;
   /** The story API (source `story-desk`): organic rate, tickers, retention, webhook retries. */
   stories?: StoryOptions;
 }
@@ -90,6 +99,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     scheduler,
     outlets,
     baseUrl: url,
+    ...(options.outletHosts ? { linkBase: (id: string) => `https://www.${id}.example` } : {}),
     ratePerMinute: options.ratePerMinute ?? 8,
     burstEveryMs: options.burstEveryMs ?? 15 * 60_000,
     pageLeadMs: options.pageLeadMs ?? 28,
@@ -148,6 +158,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     settle,
     stories: stories.control,
     storySource: stories.source,
+    truth: () => truth(newsroom, outlets, scheduler.now),
   });
 
   // Aborted by stop(), so a latency fault's pending sleep does not outlive the server.

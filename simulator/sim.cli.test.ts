@@ -104,6 +104,24 @@ describe("npm run -s cli -- sim", () => {
     expect(sim.control.rate()).toBe(20);
   });
 
+  it("prints the truth: counts by kind, or every item with --json", async () => {
+    const [human, json, extra] = await Promise.all([
+      cli("truth", "--url", sim.url),
+      cli("truth", "--url", sim.url, "--json"),
+      cli("truth", "now", "--url", sim.url),
+    ]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/^\d+ items, \d+ stories told more than once: original \d+/);
+    const body = JSON.parse(json.stdout);
+    expect(body.items.length).toBe(body.counts.items);
+    expect(body.items[0]).toMatchObject({
+      sourceId: expect.any(String),
+      storyId: expect.any(String),
+    });
+    expect(extra.code).toBe(2);
+    expect(extra.stderr).toMatch(/sim truth takes no arguments/);
+  });
+
   it("fails clearly on bad arguments, a refused request and an unreachable simulator", async () => {
     const closedPort = await new Promise<number>((resolve) => {
       const probe = createServer().listen(0, "127.0.0.1", () => {

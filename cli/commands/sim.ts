@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { UsageError } from "../usage";
 
-export const usage = `sim <fault|clear|faults|publish|rate|sources|stories> [--url URL] [--json]
+export const usage = `sim <fault|clear|faults|publish|rate|sources|stories|truth> [--url URL] [--json]
                                   drive a running newsroom simulator (npm run simulator) through
                                   its control API (default --url http://127.0.0.1:4100):
                                     sim fault SOURCE_ID 503 | 429 [RETRY_AFTER_S] | latency MS |
@@ -14,6 +14,8 @@ export const usage = `sim <fault|clear|faults|publish|rate|sources|stories> [--u
                                       [--page-lead MS]
                                     sim rate [STORIES_PER_MINUTE]
                                     sim sources
+                                    sim truth  (every item published so far per source, its
+                                      story and how it was made; --json: the whole list)
                                     sim stories step [N] | expire-cursors | webhooks |
                                       webhook URL [SECRET] (deliver to URL; default: the
                                       secret sim sources lists) |
@@ -111,11 +113,22 @@ export async function run(args: string[]): Promise<number> {
     }
     case "stories":
       return stories(base, rest, print);
+    case "truth": {
+      if (rest.length) throw new UsageError("sim truth takes no arguments");
+      const body = await call(base, "GET", "truth");
+      const { items, sharedStories, ...kinds } = body.counts as Record<string, number>;
+      const parts = Object.entries(kinds).map(([k, n]) => `${k} ${n}`);
+      print(
+        `${items} items, ${sharedStories} stories told more than once: ${parts.join(", ")}`,
+        body,
+      );
+      return 0;
+    }
     default:
       throw new UsageError(
         action
           ? `sim has no action "${action}"`
-          : "sim needs an action: fault, clear, faults, publish, rate, sources or stories",
+          : "sim needs an action: fault, clear, faults, publish, rate, sources, stories or truth",
       );
   }
 }

@@ -24,6 +24,22 @@ const FLAG_SCHEME = "urn:wirewatch:flag";
 
 const HEADER = '<?xml version="1.0" encoding="UTF-8"?>\n';
 
+/**
+ * The guid and link a feed of this format serves for a story, which is what the collector keys
+ * the item by: RSS 2.0 adds its tracking parameter to the link (unless the link has one
+ * already: an aggregator's listing), RSS 1.0 has no guid element wirewatch reads.
+ */
+export function servedIdentity(
+  format: FeedFormat,
+  s: SimStory,
+): { guid: string | null; link: string } {
+  if (format === "rdf") return { guid: null, link: s.link };
+  if (format === "atom") return { guid: s.guid, link: s.link };
+  const u = new URL(s.link);
+  if (!u.searchParams.has("utm_source")) u.searchParams.set("utm_source", "rss");
+  return { guid: s.guid, link: u.toString() };
+}
+
 export function renderFeed(format: FeedFormat, ctx: FeedContext): string {
   if (format === "rdf") return rdf(ctx);
   if (format === "atom") return atom(ctx);
@@ -44,7 +60,7 @@ function rss2({ outlet, selfUrl, homeUrl, items, updated }: FeedContext): string
     // Feed links carry a tracking parameter, as many publishers' do; canonicalisation drops it.
     return `<item>
 <title>${esc(s.title)}</title>
-<link>${esc(`${s.link}?utm_source=rss`)}</link>
+<link>${esc(servedIdentity("rss2", s).link)}</link>
 <guid isPermaLink="${s.guid === s.link}">${esc(s.guid)}</guid>
 <description>${esc(s.summary)}</description>
 ${cats.join("\n")}
