@@ -5,7 +5,7 @@ import { urlKey } from "@/lib/dedup";
 import { Newsroom, type SimStory } from "./newsroom";
 import { DEFAULT_OUTLETS } from "./outlets";
 import { Random } from "./random";
-import { editHeadline, REPUBLISH_KINDS, variantLink } from "./republish";
+import { editHeadline, REPUBLISH_KINDS, type RepublishKind, variantLink } from "./republish";
 import { Scheduler } from "./scheduler";
 import { type Simulator, startSimulator } from "./server";
 import { truth } from "./truth";
@@ -40,7 +40,10 @@ describe("republishing as real outlets do", () => {
   const of = (how: string) => all.filter((s) => s.how === how);
 
   it("makes every kind, in proportions a cascade can be measured on", () => {
-    const counts = Object.fromEntries(REPUBLISH_KINDS.map((k) => [k, of(k).length]));
+    const counts = Object.fromEntries(REPUBLISH_KINDS.map((k) => [k, of(k).length])) as Record<
+      RepublishKind,
+      number
+    >;
     // Host variants need host names (the next block); the default links are on an IP address.
     for (const kind of REPUBLISH_KINDS.filter((k) => k !== "host")) {
       expect(counts[kind], kind).toBeGreaterThan(20);
