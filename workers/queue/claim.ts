@@ -6,7 +6,6 @@ import type { ClaimedJob } from "./types";
 
 interface Row {
   id: string;
-  queue: string;
   key: string | null;
   payload: Record<string, unknown>;
   source_id: string | null;
@@ -33,6 +32,10 @@ interface Row {
  * claim.plan test checks the plan). The ctids are stable: the rows are locked by this statement
  * from the SELECT to the end, so nothing else can move them.
  *
+ * One lease token per claim statement, not per job (the sub-SELECT runs once): fencing is by
+ * id, attempt and token together, so a token shared by the jobs of one claim fences each as well,
+ * while a token drawn per row was 1.1 ms of an 8.5 ms claim of 1,000.
+ *
  * The stats row is shared by every claimer of the queue in that minute; its lock is held from the
  * upsert to the commit, after the jobs are taken, so concurrent claims serialise only on that
  * last step.
@@ -51,7 +54,7 @@ export async function claim(
     const r = rows[i] as Row;
     jobs[i] = {
       lease: { id: r.id, attempt: r.attempts, token: r.lease_token },
-      queue: r.queue,
+      queue,
       key: r.key,
       payload: r.payload,
       sourceId: r.source_id,
@@ -80,7 +83,7 @@ export function claimStatement(
       FOR UPDATE SKIP LOCKED
     ), claimed AS (
       UPDATE jobs j
-      SET state = 'leased', attempts = j.attempts + 1, lease_token = gen_random_uuid(),
+      SET state = 'leased', attempts = j.attempts + 1, lease_token = (SELECT gen_random_uuid()),
           lease_owner = ${workerId}, leased_at = now(),
           lease_expires_at = now() + make_interval(secs => ${leaseSeconds}::float8),
           lease_expired = false
@@ -115,7 +118,7 @@ export function claimStatement(
                                FROM unnest(s.wait_buckets, excluded.wait_buckets)
                                     WITH ORDINALITY AS u(a, e, i) ORDER BY i)
     )
-    SELECT id::text AS id, queue, key, payload, source_id, priority, attempts, max_attempts,
+    SELECT id::text AS id, key, payload, source_id, priority, attempts, max_attempts,
            lease_token::text AS lease_token, wait_ms, was_expired AS reclaimed
     FROM out ORDER BY priority DESC, run_at, out.id`;
 }

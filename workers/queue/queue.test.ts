@@ -88,7 +88,9 @@ describe("claim", () => {
     const claimed = await claim(db, "q", "w", 10, 30);
     expect(claimed.map((c) => c.key)).toEqual(["high", "low", "low2"]);
     expect(claimed.every((c) => c.lease.attempt === 1 && !c.reclaimed)).toBe(true);
-    expect(new Set(claimed.map((c) => c.lease.token)).size).toBe(3);
+    // One token per claim statement (fencing is id + attempt + token together); a fresh one for
+    // the next claim.
+    expect(new Set(claimed.map((c) => c.lease.token)).size).toBe(1);
     expect(await claim(db, "q", "w", 10, 30)).toEqual([]);
     // Claims are counted per queue and minute, not recorded one row each.
     expect(await db.prisma.leaseEvent.count()).toBe(0);
@@ -96,6 +98,31 @@ describe("claim", () => {
     expect(stats).toHaveLength(1);
     expect(stats[0]).toMatchObject({ queue: "q", claims: 3n, reclaimed: 0n });
     expect(stats[0]?.waitBuckets.reduce((a, b) => a + b, 0n)).toBe(3n);
+  });
+
+  it("draws a fresh token for each claim, shared by the jobs it took", async () => {
+    await enqueue(db, "q", [{ key: "a" }, { key: "b" }]);
+    const first = await claim(db, "q", "w", 1, 30);
+    const second = await claim(db, "q", "w", 1, 30);
+    expect(first[0]?.lease.token).toMatch(/^[0-9a-f-]{36}$/);
+    expect(second[0]?.lease.token).not.toBe(first[0]?.lease.token);
+    // A's token does not finish B: the id must match too.
+    const forged = { ...(second[0]?.lease as Lease), token: first[0]?.lease.token as string };
+    expect(await complete(db, [forged])).toEqual([]);
+    expect(await complete(db, [second[0]?.lease as Lease])).toEqual([second[0]?.lease.id]);
+  });
+
+  it("completes the held leases of a batch and names them when another was not held", async () => {
+    await enqueue(db, "q", [{ key: "held" }, { key: "stale" }]);
+    const [held, stale] = await claim(db, "q", "w", 2, 30);
+    const leases = [held?.lease as Lease, { ...(stale?.lease as Lease), attempt: 9 }];
+    expect(await complete(db, leases)).toEqual([held?.lease.id]);
+    expect(await complete(db, [stale?.lease as Lease])).toEqual([stale?.lease.id]);
+  });
+
+  it("refuses to complete a lease whose fields are not ids, attempts or uuids", async () => {
+    const bad = { id: "1", attempt: 1, token: "0000'},{1" };
+    await expect(complete(db, [bad])).rejects.toThrow(/not a lease id, attempt or token/);
   });
 });
 

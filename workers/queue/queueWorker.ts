@@ -59,6 +59,7 @@ export async function startQueueWorker(
   }
 
   await report(ctx, queues, stopping.signal);
+  await warmPool(db);
   const loops = [
     ...Object.entries(options.queues).map(([queue, q]) =>
       heartbeater(ctx, queue, q.leaseSeconds ?? 30, halting.signal),
@@ -145,3 +146,18 @@ export async function startQueueWorker(
 }
 
 export type { Lease };
+
+/**
+ * Opens the pooled connections the first claims will use (two claims and a completion in
+ * flight), so the first batch after an idle start does not wait for connects and their
+ * authentication round trips. Best effort: a connect that fails now is retried by the claim.
+ */
+async function warmPool(db: Database): Promise<void> {
+  const pool = db.pool;
+  if (!pool) return;
+  const n = Math.min(3, pool.options.max ?? 3) - pool.totalCount;
+  const clients = await Promise.all(
+    Array.from({ length: Math.max(0, n) }, () => pool.connect().catch(() => null)),
+  );
+  for (const c of clients) c?.release();
+}
