@@ -100,6 +100,13 @@ export interface EventMap {
     reason: string;
     lagSeconds: number | null;
   };
+  /**
+   * One decision of the dedup stage (workers/dedup/stage.ts), a re-run of a job already decided
+   * not included. stage: what linked it ('url' | 'exact' | 'near' | 'meaning'), 'near' for a
+   * pair sent to review, null for unique and removed; outcome: 'unique' | 'duplicate' |
+   * 'review' | 'removed'; ms: the decision's time in the stage, lookups and writes included.
+   */
+  "dedup:decided": { stage: string | null; outcome: string; ms: number };
   /** A one-time "story became strong" notification: sent, or why not (workers/stories/notify). */
   "story:notification": {
     source: string;

@@ -7,6 +7,8 @@ import {
   type QueueWorkerOptions,
   startQueueWorker,
 } from "@/workers/queue/queueWorker";
+import { type DedupStageOptions, dedupStage } from "./dedup/stage";
+import { createLine, type LineOptions } from "./line/line";
 import { fetchStage } from "./stages/fetchStage";
 import { FETCH_QUEUE, STREAM_QUEUE, syncFrontier } from "./stages/frontier";
 import { type StoryStageOptions, storyStage } from "./stages/storyStage";
@@ -37,6 +39,8 @@ export interface WorkerOptions {
   stopDeadlineMs?: number;
   /** The story-api copy: webhook events and catch-ups (seed 001). */
   stories?: StoryStageOptions;
+  /** The processing line past the store (workers/line): its sweep, and the dedup stage. */
+  line?: LineOptions & { dedup?: DedupStageOptions };
 }
 
 export interface Workers {
@@ -71,9 +75,11 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
     stream: options.stream,
     recheckMs: options.streamRecheckMs,
   });
+  const line = createLine(db, [dedupStage(db, options.line?.dedup)], options.line);
   const queue = await startQueueWorker(db, {
     ...options.queue,
     queues: {
+      ...line.queues,
       [FETCH_QUEUE]: fetchStage(db, buffer.write, {
         fetch: options.fetch,
         concurrency: options.fetchConcurrency,
@@ -83,6 +89,7 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
       [STORY_QUEUE]: storyStage(db, options.stories),
     },
   });
+  await line.start();
   const refresh = setInterval(() => {
     sync().catch((err) => log.error({ err }, "could not sync the frontier with the sources"));
   }, options.sourcesRefreshMs ?? 30_000);
@@ -95,6 +102,7 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
     syncFrontier: sync,
     stop: async () => {
       clearInterval(refresh);
+      await line.stop();
       await queue.stop(options.stopDeadlineMs ?? 10_000);
       // The aborted stream watchers finish unwinding (their disconnect is written last), so what
       // stop() leaves in collector_status is final. They end within a database round trip or two

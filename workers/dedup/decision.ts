@@ -1,0 +1,121 @@
+import { type ItemKeys, toSigned64 } from "@/lib/dedup";
+import type { Tx } from "./clusters";
+
+/** What the stage last decided for an item (dedup_items), or null when it never did. */
+export interface StoredDecision {
+  version: number;
+  /** False for a row an operator's link created before the stage saw the item (no keys). */
+  decided: boolean;
+  clusterId: bigint | null;
+  outcome: string;
+  stage: string | null;
+}
+
+export async function storedDecision(tx: Tx, entryKey: string): Promise<StoredDecision | null> {
+  const [row] = await tx.$queryRaw<
+    {
+      version: number;
+      decided: boolean;
+      cluster_id: bigint | null;
+      outcome: string;
+      stage: string | null;
+    }[]
+  >`
+    SELECT version, decision_ms IS NOT NULL AS decided, cluster_id, outcome, stage
+    FROM dedup_items WHERE entry_key = ${entryKey} FOR UPDATE`;
+  return row
+    ? {
+        version: Number(row.version),
+        decided: row.decided,
+        clusterId: row.cluster_id,
+        outcome: row.outcome,
+        stage: row.stage,
+      }
+    : null;
+}
+
+export interface KeysRow {
+  entryKey: string;
+  version: number;
+  sourceId: string;
+  firstSeenAt: Date;
+  live: boolean;
+  keys: ItemKeys;
+}
+
+/**
+ * Writes the item's keys for `version`, only over an older version (or a row the stage never
+ * decided): a version-N result arriving after N+1 changes nothing. The cluster, outcome and
+ * stage stay as they are until the cascade has decided (finish); a new row starts 'unique'.
+ * Returns false when the row was not written (a newer decision is stored).
+ */
+export async function writeKeys(tx: Tx, r: KeysRow): Promise<boolean> {
+  const b = r.keys.bands;
+  const written = await tx.$executeRaw`
+    INSERT INTO dedup_items (entry_key, version, source_id, first_seen_at, live, url_key,
+                             content_key, simhash, band0, band1, band2, band3, outcome)
+    VALUES (${r.entryKey}, ${r.version}, ${r.sourceId}, ${r.firstSeenAt}, ${r.live},
+            ${r.keys.urlKey}, ${r.keys.contentKey},
+            ${r.keys.simhash === null ? null : toSigned64(r.keys.simhash)}::bigint,
+            ${b?.[0] ?? null}::int, ${b?.[1] ?? null}::int, ${b?.[2] ?? null}::int,
+            ${b?.[3] ?? null}::int, ${r.live ? "unique" : "removed"})
+    ON CONFLICT (entry_key) DO UPDATE SET
+      version = excluded.version, source_id = excluded.source_id,
+      first_seen_at = excluded.first_seen_at, live = excluded.live,
+      url_key = excluded.url_key, content_key = excluded.content_key,
+      simhash = excluded.simhash, band0 = excluded.band0, band1 = excluded.band1,
+      band2 = excluded.band2, band3 = excluded.band3
+    WHERE dedup_items.version < excluded.version
+       OR (dedup_items.version = excluded.version AND dedup_items.decision_ms IS NULL)`;
+  return written > 0;
+}
+
+/** The decision's end: outcome, stage, the settings it was made under, how long it took. */
+export async function finish(
+  tx: Tx,
+  entryKey: string,
+  d: { outcome: string; stage: string | null; settingsRevision: number; ms: number },
+): Promise<void> {
+  await tx.$executeRaw`
+    UPDATE dedup_items SET outcome = ${d.outcome}, stage = ${d.stage},
+           settings_revision = ${d.settingsRevision}, decided_at = now(), decision_ms = ${d.ms}
+    WHERE entry_key = ${entryKey}`;
+}
+
+/** Pending reviews about an item that changed or left: an operator should not judge old text. */
+export async function supersedeReviews(tx: Tx, entryKey: string): Promise<void> {
+  await tx.$executeRaw`
+    UPDATE dedup_reviews SET state = 'superseded', decided_at = now()
+    WHERE state = 'pending' AND (entry_key = ${entryKey} OR candidate_key = ${entryKey})`;
+}
+
+/**
+ * A grey-band pair for an operator, unless the pair was decided already (confirmed or
+ * rejected: kept as it is); a superseded one is opened again with the new score.
+ */
+export async function openReview(
+  tx: Tx,
+  r: {
+    entryKey: string;
+    candidateKey: string;
+    stage: string;
+    score: number;
+    threshold: number;
+    itemVersion: number;
+    evidence: unknown;
+  },
+): Promise<void> {
+  const [a, b] =
+    r.entryKey < r.candidateKey ? [r.entryKey, r.candidateKey] : [r.candidateKey, r.entryKey];
+  await tx.$executeRaw`
+    INSERT INTO dedup_reviews (entry_key, candidate_key, pair_a, pair_b, stage, score, threshold,
+                               item_version, evidence)
+    VALUES (${r.entryKey}, ${r.candidateKey}, ${a}, ${b}, ${r.stage}, ${r.score}, ${r.threshold},
+            ${r.itemVersion}, ${JSON.stringify(r.evidence ?? null)}::jsonb)
+    ON CONFLICT (pair_a, pair_b, stage) DO UPDATE SET
+      entry_key = excluded.entry_key, candidate_key = excluded.candidate_key,
+      score = excluded.score, threshold = excluded.threshold,
+      item_version = excluded.item_version, evidence = excluded.evidence,
+      state = 'pending', created_at = now(), decided_at = NULL, decided_by = NULL
+    WHERE dedup_reviews.state = 'superseded'`;
+}

@@ -1,0 +1,122 @@
+import { bandProbes, type DedupThresholds, type ItemKeys, toSigned64 } from "@/lib/dedup";
+import { Prisma } from "@/lib/generated/prisma/client";
+import type { Tx } from "./clusters";
+
+/** The item being decided, as the lookups need it. */
+export interface Probe {
+  entryKey: string;
+  firstSeenAt: Date;
+  keys: ItemKeys;
+}
+
+export interface Candidate {
+  entryKey: string;
+  /** Hamming distance of the SimHashes (near lookups only). */
+  distance?: number;
+}
+
+/** Candidates a near lookup reads at most, nearest first: what gets scored per item. */
+export const NEAR_CANDIDATES = 8;
+
+/**
+ * What no lookup ever returns: the item itself, items not live (tombstoned, without text), and
+ * any item the pair of which an operator rejected (a rejected review, which undoing a link also
+ * records). A rejected pair is kept apart by every automatic stage, not only the one it was
+ * rejected at: an undone exact link would otherwise come straight back as a near one (score 1).
+ */
+function eligible(p: Probe): Prisma.Sql {
+  return Prisma.sql`d.live AND d.entry_key <> ${p.entryKey}
+    AND NOT EXISTS (
+      SELECT 1 FROM dedup_reviews r
+      WHERE r.pair_a = least(d.entry_key, ${p.entryKey}) AND r.pair_b = greatest(d.entry_key, ${p.entryKey})
+        AND r.state = 'rejected')`;
+}
+
+function inWindow(p: Probe, t: DedupThresholds): Prisma.Sql {
+  return Prisma.sql`d.first_seen_at BETWEEN ${p.firstSeenAt}::timestamptz - make_interval(hours => ${t.windowHours}::int)
+                        AND ${p.firstSeenAt}::timestamptz + make_interval(hours => ${t.windowHours}::int)`;
+}
+
+/**
+ * Stage 1: the same normalised URL (an index lookup on dedup_items_url_idx). Not held to the
+ * window: a re-visit of one article is the same article whenever it comes. The earliest first.
+ */
+export async function byUrl(tx: Tx, p: Probe): Promise<Candidate | null> {
+  if (p.keys.urlKey === null) return null;
+  const [row] = await tx.$queryRaw<{ entry_key: string }[]>`
+    SELECT d.entry_key FROM dedup_items d
+    WHERE d.url_key = ${p.keys.urlKey} AND ${eligible(p)}
+    ORDER BY d.first_seen_at, d.entry_key LIMIT 1`;
+  return row ? { entryKey: row.entry_key } : null;
+}
+
+/** Stage 2: the same normalised text within the window (dedup_items_content_idx). */
+export async function byContent(tx: Tx, p: Probe, t: DedupThresholds): Promise<Candidate | null> {
+  if (p.keys.contentKey === null) return null;
+  const [row] = await tx.$queryRaw<{ entry_key: string }[]>`
+    SELECT d.entry_key FROM dedup_items d
+    WHERE d.content_key = ${p.keys.contentKey} AND ${inWindow(p, t)} AND ${eligible(p)}
+    ORDER BY d.first_seen_at, d.entry_key LIMIT 1`;
+  return row ? { entryKey: row.entry_key } : null;
+}
+
+/**
+ * Stage 3's retrieval: items sharing a SimHash band within `retrieval.radius` bits (each band
+ * an index, dedup_items_band<i>_idx, read as one bitmap OR), in the window, confirmed by the
+ * Hamming distance (≤ retrieval.maxHamming), nearest first, at most NEAR_CANDIDATES. Scoring
+ * them is the caller's (lib/dedup judge, on title + summary).
+ */
+export async function nearCandidates(tx: Tx, p: Probe, t: DedupThresholds): Promise<Candidate[]> {
+  if (p.keys.simhash === null) return [];
+  const probes = bandProbes(p.keys.simhash, t.retrieval.radius);
+  const h = toSigned64(p.keys.simhash);
+  const rows = await tx.$queryRaw<{ entry_key: string; distance: number }[]>`
+    SELECT entry_key, distance FROM (
+      SELECT d.entry_key, d.first_seen_at,
+             bit_count((d.simhash # ${h}::bigint)::bit(64))::int AS distance
+      FROM dedup_items d
+      WHERE (d.band0 = ANY(${probes[0]}::int[]) OR d.band1 = ANY(${probes[1]}::int[])
+             OR d.band2 = ANY(${probes[2]}::int[]) OR d.band3 = ANY(${probes[3]}::int[]))
+        AND d.simhash IS NOT NULL AND ${inWindow(p, t)} AND ${eligible(p)}
+    ) c
+    WHERE distance <= ${t.retrieval.maxHamming}
+    ORDER BY distance, first_seen_at, entry_key
+    LIMIT ${NEAR_CANDIDATES}`;
+  return rows.map((r) => ({ entryKey: r.entry_key, distance: r.distance }));
+}
+
+export interface ItemText {
+  entryKey: string;
+  sourceId: string;
+  title: string | null;
+  summary: string | null;
+  link: string | null;
+}
+
+/** The candidates' title, summary and link, for scoring (read from news: the text of record). */
+export async function texts(tx: Tx, keys: string[]): Promise<Map<string, ItemText>> {
+  if (keys.length === 0) return new Map();
+  const rows = await tx.$queryRaw<
+    {
+      entry_key: string;
+      source_id: string;
+      title: string | null;
+      summary: string | null;
+      link: string | null;
+    }[]
+  >`
+    SELECT entry_key, source_id, title, summary, link FROM news
+    WHERE entry_key = ANY(${keys}::text[])`;
+  return new Map(
+    rows.map((r) => [
+      r.entry_key,
+      {
+        entryKey: r.entry_key,
+        sourceId: r.source_id,
+        title: r.title,
+        summary: r.summary,
+        link: r.link,
+      },
+    ]),
+  );
+}

@@ -1,0 +1,356 @@
+import type { Database } from "@/lib/db";
+import {
+  analyze,
+  type DedupThresholds,
+  fromSigned64,
+  type ItemKeys,
+  itemKeys,
+  itemText,
+  type Judgement,
+  judge,
+} from "@/lib/dedup";
+import { emit } from "@/lib/events";
+import { Prisma } from "@/lib/generated/prisma/client";
+import type { ItemJob, Stage, StageVerdict } from "@/workers/line/stage";
+import { PermanentJobError } from "@/workers/queue/queueWorker";
+import { linkItem, removeItem, type Tx, unlinkItem } from "./clusters";
+import { finish, openReview, storedDecision, supersedeReviews, writeKeys } from "./decision";
+import { lockAll, lockNames } from "./locks";
+import { byContent, byUrl, type ItemText, nearCandidates, type Probe, texts } from "./lookup";
+import type { MeaningComparer } from "./meaning";
+import { ThresholdsCache } from "./settings";
+
+export const DEDUP_STAGE = "dedup";
+
+export interface DedupStageOptions {
+  /** The meaning comparison for grey-band pairs (the next issue); none: they go to review. */
+  meaning?: MeaningComparer;
+  /** Stages survivors are handed on to (none yet: embed, extract, index come later). */
+  handsOn?: readonly string[];
+  concurrency?: number;
+}
+
+interface NewsItem extends ItemText {
+  version: number;
+  firstSeenAt: Date;
+  deletedAt: Date | null;
+}
+
+/** What the cascade settled for an item. */
+interface Decision {
+  outcome: "unique" | "duplicate" | "review" | "removed";
+  stage: string | null;
+  verdict: StageVerdict;
+}
+
+const SURVIVES = new Set(["unique", "review"]);
+
+/**
+ * The dedup stage of the line: for item@version, the cascade in order of cost (URL key, content
+ * key, SimHash bands, then the meaning hook for the grey band), across all sources (an outlet
+ * re-posting its own story is a duplicate too), linking a match into its cluster through
+ * clusters.ts. One transaction per decision, serialised with every decision that could find
+ * this one by advisory locks on its keys (locks.ts), so two copies of one story decided at once
+ * end as one cluster, not two uniques. Survivors (unique, canonical, or waiting for review) go
+ * on; duplicates and tombstones stop here.
+ */
+export function dedupStage(db: Database, options: DedupStageOptions = {}): Stage {
+  const settings = new ThresholdsCache();
+  return {
+    name: DEDUP_STAGE,
+    handsOn: options.handsOn ?? [],
+    concurrency: options.concurrency ?? 4,
+    leaseSeconds: 30,
+    retry: { baseDelaySeconds: 2, maxDelaySeconds: 10 * 60 },
+    handle: (job) => decide(db, job, settings, options.meaning),
+    // Every version of every stored item, backfill included (it never notifies), that has no
+    // decision of the stage at that version. A row clusters.ts made for an operator's link
+    // before the stage saw the item has no decision_ms: it is still the stage's to key.
+    pending: (since) => Prisma.sql`
+      SELECT n.entry_key, n.version, n.source_id, n.updated_at AS at
+      FROM news n LEFT JOIN dedup_items d ON d.entry_key = n.entry_key
+      WHERE n.updated_at > ${since}
+        AND (d.entry_key IS NULL OR d.version < n.version OR d.decision_ms IS NULL)`,
+    horizon: () => Prisma.sql`SELECT max(updated_at) FROM news`,
+  };
+}
+
+async function decide(
+  db: Database,
+  job: ItemJob,
+  settings: ThresholdsCache,
+  meaning: MeaningComparer | undefined,
+): Promise<StageVerdict> {
+  const started = performance.now();
+  const item = await readItem(db, job.entryKey);
+  if (!item) throw new PermanentJobError(`dedup: no news row ${job.entryKey}`, "no_item");
+  if (item.version > job.version) return "superseded";
+  if (item.version < job.version) {
+    throw new PermanentJobError(
+      `dedup: job for version ${job.version} of ${job.entryKey}, which is at ${item.version}`,
+      "bad_version",
+    );
+  }
+  // Keys and shingles are CPU work: done before the transaction, so locks are held for I/O only.
+  const analyzed = analyze(itemText(item));
+  const keys = itemKeys(item, analyzed);
+  const removal = item.deletedAt !== null ? "retracted" : keys.contentKey === null ? "empty" : null;
+  const before = await storedKeys(db, job.entryKey);
+
+  const decision = await db.prisma.$transaction(
+    async (tx): Promise<Decision | "stale" | StageVerdict> => {
+      const { thresholds, revision } = await settings.read(tx);
+      const radius = thresholds.retrieval.radius;
+      // The old keys too: a decision that found this item by them waits for this change.
+      const names = lockNames(job.entryKey, keys, radius);
+      if (before) names.push(...lockNames(job.entryKey, before, radius));
+      await lockAll(tx, names);
+
+      // Under the lock: a newer version written meanwhile has its own job, and a decision
+      // already stored for this version (the job ran before) is not made twice.
+      const [now] = await tx.$queryRaw<{ version: number }[]>`
+        SELECT version FROM news WHERE entry_key = ${job.entryKey}`;
+      if (!now || Number(now.version) > job.version) return "stale";
+      const stored = await storedDecision(tx, job.entryKey);
+      if (stored?.decided && stored.version >= job.version) {
+        if (stored.version > job.version) return "stale";
+        return SURVIVES.has(stored.outcome) ? "survived" : "dropped";
+      }
+
+      const written = await writeKeys(tx, {
+        entryKey: job.entryKey,
+        version: job.version,
+        sourceId: item.sourceId,
+        firstSeenAt: item.firstSeenAt,
+        live: removal === null,
+        keys,
+      });
+      if (!written) return "stale";
+      await supersedeReviews(tx, job.entryKey);
+      const d =
+        removal !== null
+          ? await remove(tx, job.entryKey, removal)
+          : await cascade(tx, {
+              job,
+              item,
+              keys,
+              analyzed,
+              thresholds,
+              revision,
+              inCluster: stored?.clusterId != null,
+              meaning,
+            });
+      await finish(tx, job.entryKey, {
+        outcome: d.outcome,
+        stage: d.stage,
+        settingsRevision: revision,
+        ms: performance.now() - started,
+      });
+      return d;
+    },
+    // Lock waits behind other decisions and, on PGlite, behind every other transaction (one
+    // connection): Prisma's defaults (2 s to start, 5 s to finish) would fail busy moments.
+    { maxWait: 30_000, timeout: 25_000 },
+  );
+  if (decision === "stale") return "superseded";
+  if (typeof decision === "string") return decision;
+  emit("dedup:decided", {
+    stage: decision.stage,
+    outcome: decision.outcome,
+    ms: performance.now() - started,
+  });
+  return decision.verdict;
+}
+
+async function remove(tx: Tx, entryKey: string, why: "retracted" | "empty"): Promise<Decision> {
+  await removeItem(tx, entryKey, why);
+  return { outcome: "removed", stage: null, verdict: "dropped" };
+}
+
+interface CascadeInput {
+  job: ItemJob;
+  item: NewsItem;
+  keys: ItemKeys;
+  analyzed: ReturnType<typeof analyze>;
+  thresholds: DedupThresholds;
+  revision: number;
+  /** The item was in a cluster before this decision (an edit of a member or a canonical). */
+  inCluster: boolean;
+  meaning: MeaningComparer | undefined;
+}
+
+interface Match {
+  matchedKey: string;
+  stage: string;
+  score: number;
+  threshold: number;
+  evidence: unknown;
+}
+
+/** Stages 1–4, each only for what the earlier ones could not settle. */
+async function cascade(tx: Tx, c: CascadeInput): Promise<Decision> {
+  const probe: Probe = { entryKey: c.job.entryKey, firstSeenAt: c.item.firstSeenAt, keys: c.keys };
+  let match: Match | null = null;
+  let grey: { candidate: ItemText; judgement: Judgement } | null = null;
+
+  const url = await byUrl(tx, probe);
+  if (url) {
+    match = {
+      matchedKey: url.entryKey,
+      stage: "url",
+      score: 1,
+      threshold: 1,
+      evidence: { urlKey: c.keys.urlKey },
+    };
+  }
+  if (!match) {
+    const exact = await byContent(tx, probe, c.thresholds);
+    if (exact) {
+      match = {
+        matchedKey: exact.entryKey,
+        stage: "exact",
+        score: 1,
+        threshold: 1,
+        evidence: { contentKey: c.keys.contentKey },
+      };
+    }
+  }
+  if (!match) {
+    const near = await nearCandidates(tx, probe, c.thresholds);
+    const candidates = await texts(
+      tx,
+      near.map((n) => n.entryKey),
+    );
+    let best: { candidate: ItemText; judgement: Judgement } | null = null;
+    for (const n of near) {
+      const candidate = candidates.get(n.entryKey);
+      if (!candidate) continue;
+      const judgement = judge(
+        { ...c.item, keys: c.keys, analyzed: c.analyzed },
+        candidate,
+        c.thresholds,
+      );
+      if (judgement.stage === null) continue;
+      const rank = (j: Judgement) => (j.duplicate ? 2 : 1) + j.score;
+      if (!best || rank(judgement) > rank(best.judgement)) best = { candidate, judgement };
+    }
+    if (best?.judgement.duplicate) {
+      match = {
+        matchedKey: best.candidate.entryKey,
+        stage: best.judgement.stage ?? "near",
+        score: best.judgement.score,
+        threshold: best.judgement.threshold,
+        evidence: { hamming: best.judgement.hamming, ...best.judgement.evidence },
+      };
+    } else if (best) {
+      grey = best;
+    }
+  }
+
+  if (!match && grey && c.meaning) {
+    const verdict = await c.meaning.compare(c.item, grey.candidate, {
+      thresholds: c.thresholds,
+      settingsRevision: c.revision,
+    });
+    if (verdict?.duplicate) {
+      match = {
+        matchedKey: grey.candidate.entryKey,
+        stage: "meaning",
+        score: verdict.score,
+        threshold: verdict.threshold,
+        evidence: verdict.evidence ?? null,
+      };
+    }
+  }
+
+  if (match) {
+    const linked = await linkItem(tx, {
+      entryKey: c.job.entryKey,
+      matchedKey: match.matchedKey,
+      stage: match.stage,
+      score: match.score,
+      threshold: match.threshold,
+      settingsRevision: c.revision,
+      itemVersion: c.job.version,
+      evidence: match.evidence,
+    });
+    // Matched inside its own cluster, whose canonical it is: it stays the canonical.
+    if (linked.canonicalKey === c.job.entryKey) {
+      return { outcome: "unique", stage: null, verdict: "survived" };
+    }
+    return { outcome: "duplicate", stage: match.stage, verdict: "dropped" };
+  }
+
+  // No match any more: an edited member leaves its cluster; an edited canonical hands it over
+  // (clusters.ts elects the earliest live member, or dissolves a cluster left with one).
+  if (c.inCluster) await unlinkItem(tx, c.job.entryKey, "edited");
+  if (grey) {
+    await openReview(tx, {
+      entryKey: c.job.entryKey,
+      candidateKey: grey.candidate.entryKey,
+      stage: "near",
+      score: grey.judgement.score,
+      threshold: c.thresholds.near.review,
+      itemVersion: c.job.version,
+      evidence: { hamming: grey.judgement.hamming, ...grey.judgement.evidence },
+    });
+    return { outcome: "review", stage: "near", verdict: "survived" };
+  }
+  return { outcome: "unique", stage: null, verdict: "survived" };
+}
+
+async function readItem(db: Database, entryKey: string): Promise<NewsItem | null> {
+  const [row] = await db.prisma.$queryRaw<
+    {
+      entry_key: string;
+      source_id: string;
+      title: string | null;
+      summary: string | null;
+      link: string | null;
+      version: number;
+      first_seen_at: Date;
+      deleted_at: Date | null;
+    }[]
+  >`
+    SELECT entry_key, source_id, title, summary, link, version, first_seen_at, deleted_at
+    FROM news WHERE entry_key = ${entryKey}`;
+  if (!row) return null;
+  return {
+    entryKey: row.entry_key,
+    sourceId: row.source_id,
+    title: row.title,
+    summary: row.summary,
+    link: row.link,
+    version: Number(row.version),
+    firstSeenAt: row.first_seen_at,
+    deletedAt: row.deleted_at,
+  };
+}
+
+/** The keys the item was last decided with (null: never keyed). */
+async function storedKeys(db: Database, entryKey: string): Promise<ItemKeys | null> {
+  const [row] = await db.prisma.$queryRaw<
+    {
+      url_key: string | null;
+      content_key: string | null;
+      simhash: bigint | null;
+      band0: number | null;
+      band1: number | null;
+      band2: number | null;
+      band3: number | null;
+    }[]
+  >`
+    SELECT url_key, content_key, simhash, band0, band1, band2, band3
+    FROM dedup_items WHERE entry_key = ${entryKey}`;
+  if (!row) return null;
+  const banded =
+    row.band0 !== null && row.band1 !== null && row.band2 !== null && row.band3 !== null;
+  return {
+    urlKey: row.url_key,
+    contentKey: row.content_key,
+    simhash: row.simhash === null ? null : fromSigned64(row.simhash),
+    bands: banded
+      ? [row.band0 as number, row.band1 as number, row.band2 as number, row.band3 as number]
+      : null,
+  };
+}
