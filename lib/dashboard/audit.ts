@@ -13,6 +13,16 @@ export const DEAD_LETTER_AUDIT_ACTIONS = {
 /** The chaos route's actions (app/api/chaos writes them with workers/admin/audit.ts writeAudit). */
 export const CHAOS_AUDIT_ACTIONS = { set: "chaos.set", clear: "chaos.clear" } as const;
 
+/** The Dedup page's actions (workers/admin/dedup.ts, dedupRerun.ts). */
+export const DEDUP_AUDIT_ACTIONS = {
+  undo: "dedup.undo",
+  reviewConfirm: "dedup.review_confirm",
+  reviewReject: "dedup.review_reject",
+  thresholds: "dedup.thresholds",
+  rerunDryRun: "dedup.rerun_dry_run",
+  rerunApply: "dedup.rerun_apply",
+} as const;
+
 /**
  * Every action written, offered as the Audit page's filter choices (others can be typed), read
  * from each operation's own names so a new action cannot be left out of the filter.
@@ -22,6 +32,7 @@ export const KNOWN_AUDIT_ACTIONS: readonly string[] = [
   ...Object.values(REPAIR_ACTIONS),
   ...Object.values(SOURCE_AUDIT_ACTIONS),
   ...Object.values(CHAOS_AUDIT_ACTIONS),
+  ...Object.values(DEDUP_AUDIT_ACTIONS),
 ];
 
 export interface AuditRow {

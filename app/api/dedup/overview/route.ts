@@ -17,8 +17,7 @@ const Query = z
  * [{t, url, exact, near, meaning, review, unique}], totals, decided }, latency: { buckets: [{t,
  * n, p50, p95}], p50, p95, p99 } (ms), sources: [{sourceId, sourceName, decided, duplicates,
  * decidedDay, duplicatesDay}], clusters: { live, largest, newest }, reviews: { pending,
- * oldestPendingAt }, settings: { thresholds, revision, updatedAt, updatedBy } | null, runs,
- * lastDecisionAt } (lib/dashboard/dedup.ts DedupOverview).
+ * oldestPendingAt }, lastDecisionAt } (lib/dashboard/dedup.ts DedupOverview).
  */
 export async function GET(request: Request): Promise<Response> {
   const query = parseQuery(request, Query);
