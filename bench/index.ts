@@ -33,6 +33,11 @@ const BENCHMARKS: Record<string, Benchmark> = {
     describe: "feed parsing (the corpora and a 5,000-item RSS) against rss-parser and feed-parser",
     load: () => import("./parse"),
   },
+  msrp: {
+    describe:
+      "dedup-pairs on MSRP: k-fold cross-validated accuracy / P / R / F1 per retrieval radius",
+    load: () => import("./msrp"),
+  },
 };
 
 function usage(): string {

@@ -16,6 +16,7 @@ export {
   retrievable,
 } from "./judge";
 export { normalizeText, words } from "./normalize";
+export { judgeTitles, type PairVerdict } from "./pair";
 export {
   type Analyzed,
   analyze,

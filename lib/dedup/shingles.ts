@@ -70,9 +70,9 @@ export function shinglesOfWords(ws: string[]): Shingles {
       const prev = ws[i - 1] as string;
       add(m, `b:${prev} ${w}`, BIGRAM_WEIGHT * Math.min(ww, wordWeight(prev)));
     }
-    if (isNumber(w)) continue;
+    if (STOP_WORDS.has(w)) continue;
     const grams = charGrams(w);
-    const gw = (CHAR_WEIGHT * ww) / grams.length;
+    const gw = CHAR_WEIGHT / grams.length;
     for (const g of grams) add(m, `c:${g}`, gw);
   }
   return m;

@@ -1,0 +1,389 @@
+/**
+ * MSRP cross-validation of the cascade's text stages (exact + near):
+ *
+ *   npm run -s bench -- msrp [--folds 10] [--seed 13] [--file PATH] [--json]
+ *
+ * Reads the Microsoft Research Paraphrase Corpus training pairs (header skipped, BOM handled),
+ * shuffles them with the seed and splits them into k folds. For each retrieval radius (0, 1, 2,
+ * and "all": as if every pair were retrieved, the score alone), on each fold: the score's word
+ * weight, its number penalty and near.duplicate are tuned for accuracy on the other k − 1 folds
+ * and measured on the held-out one. A pair the banded lookup would not retrieve at that radius is
+ * "not duplicate" whatever its score, as in the live stage. Then the shipped DEFAULT_THRESHOLDS
+ * and SCORE_WEIGHTS are measured on every held-out fold through judgeTitles, the function
+ * `dedup-pairs` prints, so the figures are the CLI's own.
+ *
+ * Pure computation, no database; ~10 s on one core.
+ */
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import {
+  analyze,
+  blend,
+  DEFAULT_THRESHOLDS,
+  hamming,
+  itemKeys,
+  judgeTitles,
+  type PairFeatures,
+  pairFeatures,
+  retrievableAt,
+  SCORE_WEIGHTS,
+} from "@/lib/dedup";
+
+const DEFAULT_FILE = path.resolve(
+  import.meta.dirname,
+  "../../shared/corpora/msrp/msr_paraphrase_train.txt",
+);
+const WORD_GRID = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1];
+const NUMBER_GRID = [0, 0.1, 0.2, 0.3, 0.4, 0.5];
+const RADII = [0, 1, 2, "all"] as const;
+type Radius = (typeof RADII)[number];
+
+export interface MsrpPair {
+  label: boolean;
+  a: string;
+  b: string;
+}
+
+function usageError(message: string): Error {
+  const err = new Error(message);
+  err.name = "UsageError";
+  return err;
+}
+
+/** The corpus's lines: `Quality<TAB>#1 ID<TAB>#2 ID<TAB>#1 String<TAB>#2 String`, header first. */
+export function parseMsrp(text: string): MsrpPair[] {
+  const lines = text.replace(/^\uFEFF/, "").split(/\r?\n/);
+  const out: MsrpPair[] = [];
+  lines.forEach((line, i) => {
+    if (i === 0 || line.trim() === "") return;
+    const cols = line.split("\t");
+    if (cols.length < 5 || (cols[0] !== "0" && cols[0] !== "1")) {
+      throw new Error(`MSRP line ${i + 1}: expected Quality, two IDs and two strings`);
+    }
+    out.push({ label: cols[0] === "1", a: cols[3] as string, b: cols[4] as string });
+  });
+  return out;
+}
+
+/** mulberry32: a seeded shuffle, so a fold split is the same on every run with the same seed. */
+function shuffled<T>(xs: T[], seed: number): T[] {
+  let s = seed >>> 0;
+  const rand = () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const out = [...xs];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
+}
+
+interface Prepared extends MsrpPair {
+  sa: bigint;
+  sb: bigint;
+  features: PairFeatures;
+  exact: boolean;
+  hamming: number;
+  retrieved: Record<Radius, boolean>;
+}
+
+function prepare(p: MsrpPair): Prepared {
+  const A = analyze(p.a);
+  const B = analyze(p.b);
+  const ka = itemKeys({ title: p.a }, A);
+  const kb = itemKeys({ title: p.b }, B);
+  const exact = ka.contentKey !== null && ka.contentKey === kb.contentKey;
+  const both = ka.simhash !== null && kb.simhash !== null;
+  const sa = ka.simhash ?? 0n;
+  const sb = kb.simhash ?? 0n;
+  const max = DEFAULT_THRESHOLDS.retrieval.maxHamming;
+  const h = both ? hamming(sa, sb) : 64;
+  const at = (r: number) => both && h <= max && retrievableAt(sa, sb, r);
+  return {
+    ...p,
+    sa,
+    sb,
+    features: pairFeatures(A, B),
+    exact,
+    hamming: h,
+    retrieved: { 0: at(0), 1: at(1), 2: at(2), all: both },
+  };
+}
+
+export interface Metrics {
+  accuracy: number;
+  precision: number;
+  recall: number;
+  f1: number;
+}
+
+export function metrics(pairs: { label: boolean; predicted: boolean }[]): Metrics {
+  let tp = 0;
+  let fp = 0;
+  let fn = 0;
+  let tn = 0;
+  for (const p of pairs) {
+    if (p.predicted && p.label) tp++;
+    else if (p.predicted) fp++;
+    else if (p.label) fn++;
+    else tn++;
+  }
+  const n = tp + fp + fn + tn;
+  return {
+    accuracy: n ? (tp + tn) / n : 0,
+    precision: tp + fp ? tp / (tp + fp) : 0,
+    recall: tp + fn ? tp / (tp + fn) : 0,
+    f1: tp ? (2 * tp) / (2 * tp + fp + fn) : 0,
+  };
+}
+
+interface Choice {
+  word: number;
+  numbers: number;
+  duplicate: number;
+}
+
+/**
+ * The (word, numbers, threshold) with the best accuracy on `train` (ties: the higher F1, then
+ * the higher threshold, the more cautious link). Thresholds are swept over the sorted scores of
+ * the retrieved pairs, so every distinct cut is tried, rounded up to 0.01 as a setting would be.
+ */
+function tune(train: Prepared[], radius: Radius): Choice {
+  let best = { acc: -1, f1: -1, choice: { word: 0, numbers: 0, duplicate: 1 } };
+  const positives = train.filter((p) => p.label).length;
+  for (const word of WORD_GRID) {
+    for (const numbers of NUMBER_GRID) {
+      const exactTp = train.filter((p) => p.exact && p.label).length;
+      const exactFp = train.filter((p) => p.exact && !p.label).length;
+      const scored = train
+        .filter((p) => !p.exact && p.retrieved[radius])
+        .map((p) => ({ s: blend(p.features, { word, numbers }), y: p.label }))
+        .sort((x, y) => y.s - x.s);
+      // Threshold above everything: only exact pairs are duplicates.
+      let tp = exactTp;
+      let fp = exactFp;
+      for (let i = 0; i <= scored.length; i++) {
+        if (i > 0) {
+          if ((scored[i - 1] as { y: boolean }).y) tp++;
+          else fp++;
+        }
+        const here = i === 0 ? 1.0001 : (scored[i - 1] as { s: number }).s;
+        const next = i < scored.length ? (scored[i] as { s: number }).s : -1;
+        if (i > 0 && next === here) continue; // cut only between distinct scores
+        const threshold = Math.min(1, Math.floor(here * 100) / 100);
+        if (i > 0 && next >= threshold) continue; // the rounded cut would let the next pair in
+        const fn = positives - tp;
+        const tn = train.length - tp - fp - fn;
+        const acc = (tp + tn) / train.length;
+        const f1 = tp ? (2 * tp) / (2 * tp + fp + fn) : 0;
+        const better =
+          acc > best.acc ||
+          (acc === best.acc && f1 > best.f1) ||
+          (acc === best.acc && f1 === best.f1 && threshold > best.choice.duplicate);
+        if (better) best = { acc, f1, choice: { word, numbers, duplicate: threshold } };
+      }
+    }
+  }
+  return best.choice;
+}
+
+/**
+ * The share of unrelated pairs (first sentence of pair i, second of pair j ≠ i) within the
+ * radius, before maxHamming: the share of a window the banded lookup reads for an item with no
+ * duplicate (× 1,000,000 items = the rows one lookup reads).
+ */
+function unrelatedShare(ps: Prepared[], radius: Radius): number {
+  if (radius === "all") return 1;
+  let hit = 0;
+  let n = 0;
+  for (let i = 0; i < ps.length; i++) {
+    for (let j = (i * 7) % 13; j < ps.length; j += 13) {
+      if (j === i) continue;
+      n++;
+      const a = ps[i] as Prepared;
+      const b = ps[j] as Prepared;
+      if (retrievableAt(a.sa, b.sb, radius)) hit++;
+    }
+  }
+  return n ? hit / n : 0;
+}
+
+const simhashes = (p: Prepared): [bigint, bigint] => [p.sa, p.sb];
+
+function predict(p: Prepared, radius: Radius, c: Choice): boolean {
+  if (p.exact) return true;
+  return p.retrieved[radius] && blend(p.features, c) >= c.duplicate;
+}
+
+const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
+const sd = (xs: number[]) => {
+  const m = mean(xs);
+  return Math.sqrt(xs.reduce((s, x) => s + (x - m) ** 2, 0) / Math.max(1, xs.length - 1));
+};
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+};
+const f3 = (x: number) => x.toFixed(3);
+const pm = (xs: number[]) => `${f3(mean(xs))} ± ${f3(sd(xs))}`;
+
+function summary(ms: Metrics[]) {
+  return {
+    accuracy: { mean: mean(ms.map((m) => m.accuracy)), sd: sd(ms.map((m) => m.accuracy)) },
+    precision: { mean: mean(ms.map((m) => m.precision)), sd: sd(ms.map((m) => m.precision)) },
+    recall: { mean: mean(ms.map((m) => m.recall)), sd: sd(ms.map((m) => m.recall)) },
+    f1: { mean: mean(ms.map((m) => m.f1)), sd: sd(ms.map((m) => m.f1)) },
+  };
+}
+
+function line(m: Metrics): string {
+  return `acc ${f3(m.accuracy)}  P ${f3(m.precision)}  R ${f3(m.recall)}  F1 ${f3(m.f1)}`;
+}
+
+export async function run(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      folds: { type: "string", default: "10" },
+      seed: { type: "string", default: "13" },
+      file: { type: "string", default: DEFAULT_FILE },
+      json: { type: "boolean", default: false },
+    },
+    strict: true,
+  });
+  const k = Number(values.folds);
+  if (!Number.isInteger(k) || k < 2) throw usageError("--folds must be an integer of at least 2");
+  const seed = Number(values.seed);
+  if (!Number.isInteger(seed)) throw usageError("--seed must be an integer");
+  let text: string;
+  try {
+    text = readFileSync(values.file, "utf8");
+  } catch {
+    throw usageError(`cannot read the MSRP file ${values.file} (--file PATH)`);
+  }
+  const pairs = parseMsrp(text);
+  if (pairs.length < k) throw usageError(`${pairs.length} pairs cannot make ${k} folds`);
+  const log = (s: string) => {
+    if (!values.json) console.log(s);
+  };
+  console.error(`msrp: ${pairs.length} pairs, ${k} folds, seed ${seed}`);
+  const prepared = shuffled(pairs, seed).map(prepare);
+  const folds = Array.from({ length: k }, (_, f) => prepared.filter((_, i) => i % k === f));
+  const positives = prepared.filter((p) => p.label);
+  const result: Record<string, unknown> = { pairs: pairs.length, folds: k, seed };
+
+  log(`MSRP training pairs: ${pairs.length} (${f3(positives.length / pairs.length)} labelled 1)`);
+  log("retrieval ceiling: share of label-1 pairs the banded lookup finds (maxHamming applied)");
+  log(
+    "  and of unrelated pairs (sentences of different pairs): the lookup's cost, x 1M = rows read",
+  );
+  const ceiling: Record<string, number> = {};
+  const unrelated: Record<string, number> = {};
+  for (const r of RADII) {
+    ceiling[r] = positives.filter((p) => p.exact || p.retrieved[r]).length / positives.length;
+    unrelated[r] = unrelatedShare(prepared, r);
+    log(
+      `  radius ${String(r).padEnd(3)} label-1 found ${f3(ceiling[r] as number)}  ` +
+        `unrelated found ${((unrelated[r] as number) * 100).toFixed(3)} %`,
+    );
+  }
+  result.ceiling = ceiling;
+  result.unrelated = unrelated;
+  const radius = DEFAULT_THRESHOLDS.retrieval.radius;
+  const found = positives
+    .filter((p) => retrievableAt(...simhashes(p), radius))
+    .map((p) => p.hamming);
+  found.sort((a, b) => a - b);
+  const q = (x: number) => found[Math.min(found.length - 1, Math.floor(x * found.length))];
+  log(
+    `  Hamming of label-1 pairs found at radius ${radius} (before maxHamming): ` +
+      `p50 ${q(0.5)} p90 ${q(0.9)} p99 ${q(0.99)} max ${found[found.length - 1]}`,
+  );
+
+  // Where the shipped score separates the labels: the share labelled 1 per score bin, over all
+  // pairs (retrieved or not). The grey band belongs where that share is near a coin toss.
+  log("share labelled 1 by shipped score (all pairs, not exact):");
+  const bins = new Map<number, { n: number; pos: number }>();
+  for (const p of prepared) {
+    if (p.exact) continue;
+    const bin = Math.min(19, Math.floor(blend(p.features) * 20));
+    const b = bins.get(bin) ?? { n: 0, pos: 0 };
+    b.n++;
+    if (p.label) b.pos++;
+    bins.set(bin, b);
+  }
+  const binRows = [...bins].sort(([a], [b]) => a - b);
+  for (const [bin, b] of binRows) {
+    log(
+      `  [${(bin / 20).toFixed(2)}, ${((bin + 1) / 20).toFixed(2)})  n ${String(b.n).padStart(4)}  ${f3(b.pos / b.n)}`,
+    );
+  }
+  result.scoreBins = binRows.map(([bin, b]) => ({ from: bin / 20, n: b.n, positive: b.pos / b.n }));
+
+  const cv: Record<string, unknown> = {};
+  for (const r of RADII) {
+    log(`\nradius ${r}: tuned on ${k - 1} folds, measured on the held-out one`);
+    const ms: Metrics[] = [];
+    const choices: Choice[] = [];
+    folds.forEach((test, f) => {
+      const train = folds.filter((_, g) => g !== f).flat();
+      const c = tune(train, r);
+      const m = metrics(test.map((p) => ({ label: p.label, predicted: predict(p, r, c) })));
+      choices.push(c);
+      ms.push(m);
+      log(
+        `  fold ${String(f + 1).padStart(2)}  word ${c.word.toFixed(1)} numbers ${c.numbers.toFixed(1)} ` +
+          `near.duplicate ${c.duplicate.toFixed(2)}  ${line(m)}`,
+      );
+    });
+    const med = {
+      word: median(choices.map((c) => c.word)),
+      numbers: median(choices.map((c) => c.numbers)),
+      duplicate: median(choices.map((c) => c.duplicate)),
+    };
+    log(
+      `  mean ± sd  acc ${pm(ms.map((m) => m.accuracy))}  P ${pm(ms.map((m) => m.precision))}  ` +
+        `R ${pm(ms.map((m) => m.recall))}  F1 ${pm(ms.map((m) => m.f1))}`,
+    );
+    log(
+      `  median of the folds' choices: word ${med.word} numbers ${med.numbers} near.duplicate ${med.duplicate}`,
+    );
+    cv[r] = { folds: ms, choices, median: med, ...summary(ms) };
+  }
+  result.crossValidation = cv;
+
+  // The shipped defaults, through the CLI's own function, on each held-out fold.
+  const t = DEFAULT_THRESHOLDS;
+  log(
+    `\nshipped defaults (dedup-pairs): radius ${t.retrieval.radius}, maxHamming ${t.retrieval.maxHamming}, ` +
+      `near.duplicate ${t.near.duplicate}, near.review ${t.near.review}, ` +
+      `word ${SCORE_WEIGHTS.word}, numbers ${SCORE_WEIGHTS.numbers}`,
+  );
+  const shipped: Metrics[] = [];
+  const stages: Record<string, number> = {};
+  folds.forEach((test, f) => {
+    const m = metrics(
+      test.map((p) => {
+        const v = judgeTitles(p.a, p.b);
+        stages[String(v.stage)] = (stages[String(v.stage)] ?? 0) + 1;
+        return { label: p.label, predicted: v.duplicate };
+      }),
+    );
+    shipped.push(m);
+    log(`  fold ${String(f + 1).padStart(2)}  ${line(m)}`);
+  });
+  log(
+    `  mean ± sd  acc ${pm(shipped.map((m) => m.accuracy))}  P ${pm(shipped.map((m) => m.precision))}  ` +
+      `R ${pm(shipped.map((m) => m.recall))}  F1 ${pm(shipped.map((m) => m.f1))}`,
+  );
+  log(`  stages: ${JSON.stringify(stages)}`);
+  result.shipped = { folds: shipped, stages, ...summary(shipped) };
+  if (values.json) console.log(JSON.stringify(result));
+}
