@@ -281,6 +281,32 @@ describe("reviews", () => {
     expect((await listReviews(db)).pending).toBe(0);
   });
 
+  it("undoing a confirmed review's link rejects that review too", async () => {
+    const a = await item("s1", RATES, 30);
+    const b = await item("s2", RATES_NEAR, 20);
+    const id = await pending(b, a);
+    const { link: made } = await confirmReview(db, id, "admin");
+    const undone = await undoLink(db, { linkId: made?.linkId as string }, "admin");
+    expect(undone.rejectedReviewIds).toContain(id);
+    const [pa, pb] = pairOf(a, b);
+    const rows = await db.prisma.$queryRaw<{ stage: string; state: string }[]>`
+      SELECT stage, state FROM dedup_reviews WHERE pair_a = ${pa} AND pair_b = ${pb} ORDER BY stage`;
+    expect(rows).toEqual([
+      { stage: "near", state: "rejected" },
+      { stage: "review", state: "rejected" },
+    ]);
+  });
+
+  it("a thresholds patch cannot reach the prototype", async () => {
+    const got = await updateThresholds(
+      db,
+      { thresholds: JSON.parse('{"__proto__": {"windowHours": 5}, "windowHours": 48}') },
+      "admin",
+    );
+    expect(got.thresholds.windowHours).toBe(48);
+    expect(Object.getPrototypeOf(got.thresholds)).toBe(Object.prototype);
+  });
+
   it("reject: the pair stays apart, audited; an unknown review is a 404", async () => {
     const a = await item("s1", RATES, 30);
     const b = await item("s2", RATES_NEAR, 20);
@@ -303,6 +329,7 @@ describe("reviews", () => {
     // What the review sees of an edit is the version the writer bumped; of a retraction, the tombstone.
     await db.prisma.$executeRaw`UPDATE news SET version = version + 1 WHERE entry_key = ${b}`;
     await db.prisma.$executeRaw`UPDATE news SET deleted_at = now() WHERE entry_key = ${a}`;
+    const confirms = (await listAudit(db, { action: "dedup.review_confirm" })).entries.length;
     const err = await confirmReview(db, edited, "admin").catch((e) => e);
     expect(err).toBeInstanceOf(DedupConflictError);
     expect(err.code).toBe("review_superseded");
@@ -312,7 +339,9 @@ describe("reviews", () => {
     expect(await liveLink(b)).toBeNull();
     expect(await liveLink(c)).toBeNull();
     expect((await listReviews(db, { state: "superseded" })).reviews).toHaveLength(2);
-    expect((await listAudit(db, { action: "dedup.review_confirm" })).entries).toHaveLength(1);
+    expect((await listAudit(db, { action: "dedup.review_confirm" })).entries).toHaveLength(
+      confirms,
+    );
   });
 });
 

@@ -110,7 +110,11 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 function mergeDeep(base: unknown, patch: unknown): unknown {
   if (!isObject(base) || !isObject(patch)) return patch;
   const out: Record<string, unknown> = { ...base };
-  for (const [k, v] of Object.entries(patch)) out[k] = mergeDeep(base[k], v);
+  for (const [k, v] of Object.entries(patch)) {
+    // JSON.parse makes "__proto__" an own key; assigning it would swap out's prototype.
+    if (k === "__proto__" || k === "constructor" || k === "prototype") continue;
+    out[k] = mergeDeep(base[k], v);
+  }
   return out;
 }
 
@@ -255,6 +259,13 @@ export async function undoLink(
           SET state = 'rejected', decided_at = now(), decided_by = excluded.decided_by
         RETURNING id`;
       if (row) rejectedReviewIds.push(String(row.id));
+      // The operator has now said "not the same story": a pending review of the pair (another
+      // stage's grey band) or the confirmation this link came from is rejected with it.
+      const earlier = await tx.$queryRaw<{ id: bigint }[]>`
+        UPDATE dedup_reviews SET state = 'rejected', decided_at = now(), decided_by = ${actor}
+        WHERE pair_a = ${a} AND pair_b = ${b} AND state IN ('pending', 'confirmed')
+        RETURNING id`;
+      for (const o of earlier) rejectedReviewIds.push(String(o.id));
     }
     const auditId = await audit(tx, {
       actor,
