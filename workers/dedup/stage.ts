@@ -28,6 +28,8 @@ export interface DedupStageOptions {
   /** Stages survivors are handed on to (none yet: embed, extract, index come later). */
   handsOn?: readonly string[];
   concurrency?: number;
+  /** The job's lease (default 30 s; heartbeats keep a slow decision's). */
+  leaseSeconds?: number;
 }
 
 interface NewsItem extends ItemText {
@@ -60,7 +62,7 @@ export function dedupStage(db: Database, options: DedupStageOptions = {}): Stage
     name: DEDUP_STAGE,
     handsOn: options.handsOn ?? [],
     concurrency: options.concurrency ?? 4,
-    leaseSeconds: 30,
+    leaseSeconds: options.leaseSeconds ?? 30,
     retry: { baseDelaySeconds: 2, maxDelaySeconds: 10 * 60 },
     handle: (job) => decide(db, job, settings, options.meaning),
     // Every version of every stored item, backfill included (it never notifies), that has no
