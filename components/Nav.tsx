@@ -10,6 +10,7 @@ export const PAGES = [
   { href: "/dead-letters", label: "Dead letters" },
   { href: "/stories", label: "Stories" },
   { href: "/items", label: "Items" },
+  { href: "/dedup", label: "Dedup" },
   { href: "/repairs", label: "Repairs" },
   { href: "/audit", label: "Audit" },
 ] as const;

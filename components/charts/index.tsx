@@ -5,6 +5,7 @@ import {
   Bar,
   BarChart,
   CartesianGrid,
+  Legend,
   Line,
   LineChart,
   ResponsiveContainer,
@@ -122,6 +123,46 @@ export function BarsChart({
           <YAxis fontSize={12} width={48} allowDecimals={false} />
           <Tooltip />
           <Bar dataKey={y} fill={COLORS[0]} isAnimationActive={false} />
+        </BarChart>
+      </ResponsiveContainer>
+    </div>
+  );
+}
+
+/**
+ * Bars over time (UTC), one segment per named series stacked in order: shares of a whole per
+ * bucket (decisions by stage). Each series names its colour so a kind keeps it across pages.
+ */
+export function StackedBarsChart({
+  data,
+  series,
+  height = 240,
+  label,
+}: {
+  data: SeriesPoint[];
+  series: { field: string; name: string; color: string }[];
+  height?: number;
+  label: string;
+}) {
+  return (
+    <div className="chart" role="img" aria-label={label}>
+      <ResponsiveContainer width="100%" height={height}>
+        <BarChart data={data} margin={{ top: 8, right: 16, bottom: 4, left: 0 }} barCategoryGap={1}>
+          <CartesianGrid stroke="#e5e7eb" strokeDasharray="3 3" />
+          <XAxis dataKey="t" tickFormatter={timeLabel} fontSize={12} minTickGap={24} />
+          <YAxis fontSize={12} width={48} allowDecimals={false} />
+          <Tooltip labelFormatter={(t) => `${timeLabel(Number(t))} UTC`} />
+          <Legend wrapperStyle={{ fontSize: 12 }} />
+          {series.map((s) => (
+            <Bar
+              key={s.field}
+              dataKey={s.field}
+              name={s.name}
+              stackId="all"
+              fill={s.color}
+              isAnimationActive={false}
+            />
+          ))}
         </BarChart>
       </ResponsiveContainer>
     </div>

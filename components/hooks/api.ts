@@ -43,13 +43,17 @@ export async function getJson<T>(
 }
 
 /** POST JSON to a dashboard API (mutations need the admin session cookie, sent same-origin). */
-export async function postJson<T>(path: string, body: unknown = {}): Promise<T> {
+export async function postJson<T>(path: string, body: unknown = {}, method = "POST"): Promise<T> {
   return read<T>(
     await fetch(path, {
-      method: "POST",
+      method,
       headers: { "content-type": "application/json", accept: "application/json" },
       body: JSON.stringify(body),
       credentials: "same-origin",
     }),
   );
 }
+
+/** PUT JSON to a dashboard API (a setting replaced whole), as postJson. */
+export const putJson = <T>(path: string, body: unknown): Promise<T> =>
+  postJson<T>(path, body, "PUT");

@@ -1,12 +1,16 @@
 import type { Database } from "@/lib/db";
+import { type Evidence, readEvidence } from "./dedupEvidence";
 import { httpLink } from "./items";
 
+export { type Evidence, readEvidence } from "./dedupEvidence";
+
 /**
- * The Dedup page's reads (issue 13), all bounded: the stage writes dedup_items (one row per item,
- * its last decision), dedup_clusters, dedup_links (every link with its evidence; live = ended_at
- * null), dedup_reviews and dedup_runs; this module only reads them back. Per-item questions go
- * by primary key or the cluster index; the time plots scan dedup_items_decided_at_idx over the
- * window only; lists are keyset-paged, never OFFSET.
+ * The Dedup page's reads (issue 13), all bounded. The stage writes dedup_items (one row per
+ * item, its last decision), dedup_clusters and dedup_links (every link with its evidence; live =
+ * ended_at null); this module only reads them back. The review queue, the thresholds and the
+ * re-runs are read by workers/admin/dedup*.ts, beside the actions that change them. Per-item
+ * questions go by primary key or the cluster index; the time plots scan
+ * dedup_items_decided_at_idx over the window only; lists are keyset-paged, never OFFSET.
  */
 
 /**
@@ -25,7 +29,7 @@ export const WINDOWS = { 6: 5 * 60, 24: 20 * 60, 72: 3600 } as const satisfies R
 export type WindowHours = keyof typeof WINDOWS;
 export const isWindowHours = (h: number): h is WindowHours => h in WINDOWS;
 
-/** Rows per page of the cluster, review and run lists. */
+/** Rows per page of the cluster list. */
 export const PAGE_SIZE = 20;
 /** Members of one cluster shown: a wire story republished by every outlet is tens, not hundreds. */
 export const CLUSTER_MEMBERS_SHOWN = 200;
@@ -66,31 +70,6 @@ export interface ClusterSummary {
   dissolvedAt: string | null;
 }
 
-export interface Settings {
-  /** lib/dedup's DedupThresholds as stored (validated by the stage when it reads them). */
-  thresholds: Record<string, unknown>;
-  revision: number;
-  updatedAt: string;
-  updatedBy: string | null;
-}
-
-export interface DedupRunView {
-  id: string;
-  dryRun: boolean;
-  /** running, finished, failed (as the run writes it). */
-  state: string;
-  actor: string;
-  thresholds: Record<string, unknown>;
-  startedAt: string;
-  endedAt: string | null;
-  total: number;
-  scanned: number;
-  appear: number;
-  go: number;
-  applied: number;
-  error: string | null;
-}
-
 export interface DedupOverview {
   now: string;
   hours: WindowHours;
@@ -109,8 +88,6 @@ export interface DedupOverview {
   sources: SourceRate[];
   clusters: { live: number; largest: ClusterSummary[]; newest: ClusterSummary[] };
   reviews: { pending: number; oldestPendingAt: string | null };
-  settings: Settings | null;
-  runs: DedupRunView[];
   /** When the stage last decided anything (null: never). */
   lastDecisionAt: string | null;
 }
@@ -225,11 +202,9 @@ export async function dedupOverview(
            (SELECT min(created_at) FROM dedup_reviews WHERE state = 'pending') AS oldest_pending,
            (SELECT max(decided_at) FROM dedup_items) AS last_decision`;
 
-  const [largest, newest, settings, runs] = await Promise.all([
+  const [largest, newest] = await Promise.all([
     listClusters(db, { order: "largest", limit: 5 }),
     listClusters(db, { order: "newest", limit: 5 }),
-    readSettings(db),
-    listDedupRuns(db, { limit: 5 }),
   ]);
 
   return {
@@ -257,29 +232,9 @@ export async function dedupOverview(
     })),
     clusters: { live: counts?.live ?? 0, largest: largest.clusters, newest: newest.clusters },
     reviews: { pending: counts?.pending ?? 0, oldestPendingAt: iso(counts?.oldest_pending) },
-    settings,
-    runs: runs.runs,
     lastDecisionAt: iso(counts?.last_decision),
   };
 }
-
-/** The thresholds in force, or null before the stage has written its first settings row. */
-export async function readSettings(db: Database): Promise<Settings | null> {
-  const rows = await db.prisma.$queryRaw<
-    { thresholds: unknown; revision: number; updated_at: Date; updated_by: string | null }[]
-  >`SELECT thresholds, revision, updated_at, updated_by FROM dedup_settings WHERE id = 1`;
-  const r = rows[0];
-  if (!r) return null;
-  return {
-    thresholds: isRecord(r.thresholds) ? r.thresholds : {},
-    revision: r.revision,
-    updatedAt: r.updated_at.toISOString(),
-    updatedBy: r.updated_by,
-  };
-}
-
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 
 export class BadDedupCursorError extends Error {
   constructor() {
@@ -365,44 +320,6 @@ export async function listClusters(
         : last.id
       : null;
   return { clusters: page, nextCursor };
-}
-
-/**
- * Why two texts were judged alike, as lib/dedup's evidence() records it. The stage's shape is
- * read leniently (the record is jsonb written by another module and kept for years): known
- * keys are picked out, and the whole record is kept for the page's "raw" view.
- */
-export interface Evidence {
-  /** Words both texts have, and word pairs (phrases) both have. */
-  shared: string[];
-  phrases: string[];
-  /** Words only in this item's text, and only in the text it matched. */
-  onlyHere: string[];
-  onlyThere: string[];
-  /** Hamming distance of the SimHashes, when the stage recorded one. */
-  distance: number | null;
-  raw: unknown;
-}
-
-const strings = (v: unknown): string[] =>
-  Array.isArray(v) ? v.filter((x): x is string => typeof x === "string").slice(0, 200) : [];
-
-const pick = (o: Record<string, unknown>, names: string[]): unknown => {
-  for (const n of names) if (n in o) return o[n];
-  return undefined;
-};
-
-export function readEvidence(raw: unknown): Evidence | null {
-  if (!isRecord(raw)) return null;
-  const distance = pick(raw, ["hamming", "distance"]);
-  return {
-    shared: strings(pick(raw, ["shared", "sharedWords", "common"])),
-    phrases: strings(pick(raw, ["sharedPhrases", "sharedShingles"])),
-    onlyHere: strings(pick(raw, ["onlyA", "onlyInA", "differingA", "removed", "onlyHere"])),
-    onlyThere: strings(pick(raw, ["onlyB", "onlyInB", "differingB", "added", "onlyThere"])),
-    distance: typeof distance === "number" ? distance : null,
-    raw,
-  };
 }
 
 export interface LinkView {
@@ -558,235 +475,6 @@ export async function getCluster(db: Database, id: string): Promise<ClusterDetai
       entryKey: e.entry_key,
       detail: e.detail,
     })),
-  };
-}
-
-export interface PairSide {
-  entryKey: string;
-  title: string | null;
-  sourceId: string | null;
-  sourceName: string | null;
-  firstSeenAt: string | null;
-  live: boolean;
-}
-
-export interface ReviewView {
-  id: string;
-  stage: string;
-  score: number;
-  threshold: number;
-  state: string;
-  createdAt: string;
-  decidedAt: string | null;
-  decidedBy: string | null;
-  /** The item that was being decided, and the candidate it came close to. */
-  item: PairSide;
-  candidate: PairSide;
-  evidence: Evidence | null;
-}
-
-/** Review pairs in one state: pending ones oldest first (a queue), others newest first. */
-export async function listReviews(
-  db: Database,
-  {
-    state = "pending",
-    cursor,
-    limit = PAGE_SIZE,
-  }: {
-    state?: "pending" | "confirmed" | "rejected" | "superseded";
-    cursor?: string;
-    limit?: number;
-  } = {},
-): Promise<{ reviews: ReviewView[]; nextCursor: string | null }> {
-  if (cursor !== undefined && !/^\d{1,18}$/.test(cursor)) throw new BadDedupCursorError();
-  const take = Math.max(1, Math.min(100, Math.trunc(limit)));
-  const asc = state === "pending";
-  const c = cursor ?? null;
-  const rows = await db.prisma.$queryRaw<
-    {
-      id: string;
-      stage: string;
-      score: number;
-      threshold: number;
-      state: string;
-      created_at: Date;
-      decided_at: Date | null;
-      decided_by: string | null;
-      evidence: unknown;
-      a_key: string;
-      a_title: string | null;
-      a_source: string | null;
-      a_source_name: string | null;
-      a_first: Date | null;
-      a_live: boolean | null;
-      b_key: string;
-      b_title: string | null;
-      b_source: string | null;
-      b_source_name: string | null;
-      b_first: Date | null;
-      b_live: boolean | null;
-    }[]
-  >`
-    SELECT r.id::text AS id, r.stage, r.score, r.threshold, r.state, r.created_at, r.decided_at,
-           r.decided_by, r.evidence,
-           r.entry_key AS a_key, a.title AS a_title, a.source_id AS a_source,
-           sa.name AS a_source_name, a.first_seen_at AS a_first, a.deleted_at IS NULL AS a_live,
-           r.candidate_key AS b_key, b.title AS b_title, b.source_id AS b_source,
-           sb.name AS b_source_name, b.first_seen_at AS b_first, b.deleted_at IS NULL AS b_live
-    FROM dedup_reviews r
-    LEFT JOIN news a ON a.entry_key = r.entry_key
-    LEFT JOIN sources sa ON sa.id = a.source_id
-    LEFT JOIN news b ON b.entry_key = r.candidate_key
-    LEFT JOIN sources sb ON sb.id = b.source_id
-    WHERE r.state = ${state}
-      AND (${c}::bigint IS NULL OR (${asc} AND r.id > ${c}::bigint)
-           OR (NOT ${asc} AND r.id < ${c}::bigint))
-    ORDER BY CASE WHEN ${asc} THEN r.id END ASC, r.id DESC
-    LIMIT ${take + 1}`;
-  const reviews = rows.slice(0, take).map(
-    (r): ReviewView => ({
-      id: r.id,
-      stage: r.stage,
-      score: r.score,
-      threshold: r.threshold,
-      state: r.state,
-      createdAt: r.created_at.toISOString(),
-      decidedAt: iso(r.decided_at),
-      decidedBy: r.decided_by,
-      item: {
-        entryKey: r.a_key,
-        title: r.a_title,
-        sourceId: r.a_source,
-        sourceName: r.a_source_name,
-        firstSeenAt: iso(r.a_first),
-        live: r.a_live ?? false,
-      },
-      candidate: {
-        entryKey: r.b_key,
-        title: r.b_title,
-        sourceId: r.b_source,
-        sourceName: r.b_source_name,
-        firstSeenAt: iso(r.b_first),
-        live: r.b_live ?? false,
-      },
-      evidence: readEvidence(r.evidence),
-    }),
-  );
-  return {
-    reviews,
-    nextCursor: rows.length > take ? (reviews[reviews.length - 1]?.id ?? null) : null,
-  };
-}
-
-interface RunRow {
-  id: string;
-  dry_run: boolean;
-  state: string;
-  actor: string;
-  thresholds: unknown;
-  started_at: Date;
-  ended_at: Date | null;
-  total: number;
-  scanned: number;
-  appear: number;
-  go: number;
-  applied: number;
-  error: string | null;
-}
-
-const toRun = (r: RunRow): DedupRunView => ({
-  id: r.id,
-  dryRun: r.dry_run,
-  state: r.state,
-  actor: r.actor,
-  thresholds: isRecord(r.thresholds) ? r.thresholds : {},
-  startedAt: r.started_at.toISOString(),
-  endedAt: iso(r.ended_at),
-  total: r.total,
-  scanned: r.scanned,
-  appear: r.appear,
-  go: r.go,
-  applied: r.applied,
-  error: r.error,
-});
-
-/** Re-runs newest first, keyset-paged by id. */
-export async function listDedupRuns(
-  db: Database,
-  { before, limit = PAGE_SIZE }: { before?: string; limit?: number } = {},
-): Promise<{ runs: DedupRunView[]; nextBefore: string | null }> {
-  if (before !== undefined && !/^\d{1,18}$/.test(before)) throw new BadDedupCursorError();
-  const take = Math.max(1, Math.min(100, Math.trunc(limit)));
-  const rows = await db.prisma.$queryRaw<RunRow[]>`
-    SELECT id::text AS id, dry_run, state, actor, thresholds, started_at, ended_at, total,
-           scanned, appear, go, applied, error
-    FROM dedup_runs WHERE ${before ?? null}::bigint IS NULL OR id < ${before ?? null}::bigint
-    ORDER BY id DESC LIMIT ${take + 1}`;
-  const runs = rows.slice(0, take).map(toRun);
-  return { runs, nextBefore: rows.length > take ? (runs[runs.length - 1]?.id ?? null) : null };
-}
-
-/** A link as a run's change records it before or after: where the item was (null: alone). */
-export interface RunSide {
-  duplicateOf: string | null;
-  stage: string | null;
-  score: number | null;
-  raw: unknown;
-}
-
-export interface RunChangeView {
-  entryKey: string;
-  title: string | null;
-  /** appear, go, change. */
-  change: string;
-  before: RunSide | null;
-  after: RunSide | null;
-}
-
-const readSide = (v: unknown): RunSide | null => {
-  if (!isRecord(v)) return null;
-  const dup = pick(v, ["duplicateOf", "duplicate_of", "canonical", "canonicalKey"]);
-  const stage = pick(v, ["stage"]);
-  const score = pick(v, ["score"]);
-  return {
-    duplicateOf: typeof dup === "string" ? dup : null,
-    stage: typeof stage === "string" ? stage : null,
-    score: typeof score === "number" ? score : null,
-    raw: v,
-  };
-};
-
-/** One run and a page of its changes (by entry key); null when there is no such run. */
-export async function getDedupRun(
-  db: Database,
-  id: string,
-  { after, limit = 100 }: { after?: string; limit?: number } = {},
-): Promise<{ run: DedupRunView; changes: RunChangeView[]; nextAfter: string | null } | null> {
-  if (after !== undefined && !/^[0-9a-f]{64}$/.test(after)) throw new BadDedupCursorError();
-  const [run] = await db.prisma.$queryRaw<RunRow[]>`
-    SELECT id::text AS id, dry_run, state, actor, thresholds, started_at, ended_at, total,
-           scanned, appear, go, applied, error
-    FROM dedup_runs WHERE id = ${id}::bigint`;
-  if (!run) return null;
-  const take = Math.max(1, Math.min(500, Math.trunc(limit)));
-  const rows = await db.prisma.$queryRaw<
-    { entry_key: string; title: string | null; change: string; before: unknown; after: unknown }[]
-  >`
-    SELECT c.entry_key, n.title, c.change, c.before, c.after
-    FROM dedup_run_changes c LEFT JOIN news n ON n.entry_key = c.entry_key
-    WHERE c.run_id = ${id}::bigint AND (${after ?? null}::text IS NULL OR c.entry_key > ${after ?? null}::text)
-    ORDER BY c.entry_key LIMIT ${take + 1}`;
-  const changes = rows.slice(0, take).map((r) => ({
-    entryKey: r.entry_key,
-    title: r.title,
-    change: r.change,
-    before: readSide(r.before),
-    after: readSide(r.after),
-  }));
-  return {
-    run: toRun(run),
-    changes,
-    nextAfter: rows.length > take ? (changes[changes.length - 1]?.entryKey ?? null) : null,
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Database } from "@/lib/db";
 import { isId } from "@/lib/validation";
+import { type ItemDedup, itemDedup } from "./dedup";
 
 /**
  * The Items page's reads: a bounded search over current rows, and one item's provenance (the
@@ -287,6 +288,8 @@ export interface ItemDetail {
   nextAfter: string | null;
   /** Deliveries that changed the row, by the version they made. */
   versions: { version: number; result: string; at: string; title: string | null }[];
+  /** The dedup stage's decision, cluster and link (null: not decided yet). */
+  dedup: ItemDedup | null;
 }
 
 const CHANGED = new Set(["inserted", "upgraded", "updated", "tombstoned", "repaired"]);
@@ -419,5 +422,6 @@ export async function getItem(
         at: o.receivedAt,
         title: o.title,
       })),
+    dedup: await itemDedup(db, entryKey),
   };
 }

@@ -6,6 +6,7 @@ import { ApiError } from "@/components/hooks/api";
 import { useItem } from "@/components/hooks/useItem";
 import { Pager, usePages } from "@/components/ui/Pager";
 import { when } from "@/lib/dashboard/format";
+import { ItemCluster } from "./ItemCluster";
 
 /** One item's provenance: its current row, the versions, and every observation of it. */
 export function ItemView({ entryKey }: { entryKey: string }) {
@@ -104,6 +105,8 @@ export function ItemView({ entryKey }: { entryKey: string }) {
           </dd>
         </dl>
       </section>
+
+      <ItemCluster dedup={data.dedup} />
 
       <h2>Versions</h2>
       {data.versions.length === 0 ? (
