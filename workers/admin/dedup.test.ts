@@ -472,7 +472,9 @@ describe("re-run with new thresholds", () => {
     const strict = { near: { duplicate: 0.99, review: 0.4 } };
     const { runId } = await startDedupRun(db, { dryRun: true, thresholds: strict, actor: "admin" });
     const dry = await finished(runId);
-    expect(dry.changes).toMatchObject([{ entryKey: c, change: "go" }]);
+    expect(dry.changes).toMatchObject([
+      { entryKey: c, change: "go", after: { stage: "review", matchedKey: a } },
+    ]);
     // Meanwhile c is relinked by someone else.
     await db.prisma.$transaction((tx) =>
       linkItem(tx, { ...decision(c, b, "near", 0.95), itemVersion: 1 }),
@@ -486,5 +488,23 @@ describe("re-run with new thresholds", () => {
       skipped: expect.any(String),
     });
     expect(await liveLink(c)).toMatchObject({ matched_key: b });
+  });
+
+  it("apply: a link that falls into the grey band goes to review, as the stage would send it", async () => {
+    await link(c, a, "near", 0.9);
+    const strict = { near: { duplicate: 0.99, review: 0.4 } };
+    const { runId } = await startDedupRun(db, {
+      dryRun: false,
+      thresholds: strict,
+      actor: "admin",
+    });
+    const done = await finished(runId);
+    expect(done.changes).toMatchObject([{ entryKey: c, change: "go", after: { applied: true } }]);
+    expect(await liveLink(c)).toBeNull();
+    const [pa, pb] = pairOf(a, c);
+    const reviews = await db.prisma.$queryRaw<{ state: string; stage: string }[]>`
+      SELECT state, stage FROM dedup_reviews WHERE pair_a = ${pa} AND pair_b = ${pb}`;
+    expect(reviews).toEqual([{ state: "pending", stage: "near" }]);
+    expect((await readThresholds(db)).thresholds.near).toEqual(strict.near);
   });
 });

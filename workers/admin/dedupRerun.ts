@@ -1,7 +1,7 @@
 import { DEDUP_AUDIT_ACTIONS } from "@/lib/dashboard/audit";
 import type { Database } from "@/lib/db";
 import {
-  bandProbes,
+  bands,
   type DedupThresholds,
   dedupThresholdsSchema,
   fromSigned64,
@@ -11,6 +11,8 @@ import {
 import { Prisma } from "@/lib/generated/prisma/client";
 import { logger } from "@/lib/logger";
 import { linkItem, unlinkItem } from "@/workers/dedup/clusters";
+import { openReview } from "@/workers/dedup/decision";
+import { byContent, byUrl, nearCandidates, type Probe, texts } from "@/workers/dedup/lookup";
 import { completeAudit, writeAudit } from "./audit";
 import {
   DedupConflictError,
@@ -27,12 +29,13 @@ import {
  * dedup_runs, then puts the thresholds in force. It wakes nothing: no NOTIFY, no jobs, no
  * news.updated_at (the old items are settled; only their links move).
  *
- * Each item is judged as the stage judges it: against the earlier live items its stored keys
- * find (the same URL key anywhere; within the window, the same content key or a SimHash band
- * among lib/dedup's bandProbes), every candidate through lib/dedup's judge on the news text,
- * the best duplicate winning (url before exact before near, then the higher score). A pair an
- * operator rejected for a stage is not merged by that stage; a link an operator confirmed
- * (stage 'review') is not re-judged. One run at a time per process.
+ * Each item is judged as the stage judges it, through the stage's own lookups on its stored
+ * keys (workers/dedup/lookup.ts: same URL key, same content key in the window, SimHash bands
+ * confirmed by Hamming distance; pairs an operator rejected never come back) and lib/dedup's
+ * judge on the news text, in the stage's order (url, exact, then the best near candidate),
+ * against the items first seen before it (see earlier()). A
+ * link an operator confirmed (stage 'review') or the meaning stage made is not re-judged: the
+ * thresholds do not decide those. One run at a time per process.
  */
 
 export interface LinkSide {
@@ -103,8 +106,6 @@ export interface StartRunOptions {
   batchSize?: number;
   hooks?: RunHooks;
 }
-
-const STAGE_RANK: Record<string, number> = { url: 0, exact: 1, near: 2, meaning: 3 };
 
 /**
  * Starts a re-run in the background once its row exists; returns its id and the audit row
@@ -266,14 +267,6 @@ interface ScanRow {
   l_cluster: bigint | null;
 }
 
-interface Candidate {
-  entry_key: string;
-  cluster_id: bigint | null;
-  title: string | null;
-  summary: string | null;
-  link: string | null;
-}
-
 async function scan(
   db: Database,
   runId: bigint,
@@ -326,8 +319,9 @@ async function rejudge(
   row: ScanRow,
   thresholds: DedupThresholds,
 ): Promise<{ change: RunChangeKind; before: LinkSide | null; after: LinkSide | null } | null> {
-  // An operator's confirmation is not the thresholds' to undo.
-  if (row.l_stage === "review") return null;
+  // An operator's confirmation is not the thresholds' to undo, and a meaning link needs the
+  // meaning comparison, which a re-run does not make.
+  if (row.l_stage === "review" || row.l_stage === "meaning") return null;
   const before: LinkSide | null =
     row.l_matched && row.l_stage
       ? {
@@ -338,72 +332,117 @@ async function rejudge(
           threshold: row.l_threshold ?? 0,
         }
       : null;
-  const best = await bestMatch(db, row, thresholds, before?.matchedKey ?? null);
-  const after: LinkSide | null = best
-    ? {
-        matchedKey: best.candidate.entry_key,
-        stage: best.judgement.stage as string,
-        score: best.judgement.score,
-        threshold: best.judgement.threshold,
-        evidence: best.judgement.evidence ?? null,
-      }
-    : null;
-  if (!before && !after) return null;
-  if (!before) return { change: "appear", before, after };
-  if (!after) return { change: "go", before, after };
-  const sameCluster =
-    best?.candidate.cluster_id !== null && best?.candidate.cluster_id === row.l_cluster;
-  if (before.stage === after.stage && (before.matchedKey === after.matchedKey || sameCluster)) {
-    return null;
+  const found = await cascadeMatch(db, row, thresholds);
+  const match = found?.duplicate ? found : null;
+  const together = match !== null && row.cluster_id !== null && match.clusterId === row.cluster_id;
+  if (!before) {
+    // Matched inside its own cluster, whose canonical it is: it stays the canonical.
+    if (!match || together) return null;
+    return { change: "appear", before, after: match.side };
   }
-  return { change: "change", before, after };
+  if (!match) return { change: "go", before, after: found?.side ?? null };
+  if (together && match.side.stage === before.stage) return null;
+  return { change: "change", before, after: match.side };
 }
 
-async function bestMatch(
+/**
+ * The stage's cascade (workers/dedup/stage.ts) for one stored item, through the stage's own
+ * lookups (workers/dedup/lookup.ts: the same eligibility, window and candidate limit): the same
+ * URL key, else the same content key, else the best-scored near candidate; a near candidate in
+ * the grey band comes back as `duplicate: false` with stage 'review' (an apply opens a review
+ * for it, as the stage would).
+ */
+async function cascadeMatch(
   db: Database,
   row: ScanRow,
   thresholds: DedupThresholds,
-  alsoKey: string | null,
-): Promise<{ candidate: Candidate; judgement: Judgement } | null> {
-  const probes =
-    row.simhash === null
-      ? [[], [], [], []]
-      : bandProbes(fromSigned64(row.simhash), thresholds.retrieval.radius);
-  const [p0, p1, p2, p3] = probes as [number[], number[], number[], number[]];
-  const candidates = await db.prisma.$queryRaw<Candidate[]>`
-    SELECT d.entry_key, d.cluster_id, n.title, n.summary, n.link
-    FROM dedup_items d JOIN news n ON n.entry_key = d.entry_key AND n.deleted_at IS NULL
-    WHERE d.live AND d.entry_key <> ${row.entry_key}
-      AND (
-        d.entry_key = ${alsoKey}
-        OR ((d.first_seen_at, d.entry_key) < (${row.first_seen_at}, ${row.entry_key}) AND (
-          (${row.url_key}::text IS NOT NULL AND d.url_key = ${row.url_key})
-          OR (d.first_seen_at >= ${row.first_seen_at}::timestamptz - make_interval(hours => ${thresholds.windowHours})
-              AND (d.content_key = ${row.content_key}
-                   OR d.band0 = ANY(${p0}::int[]) OR d.band1 = ANY(${p1}::int[])
-                   OR d.band2 = ANY(${p2}::int[]) OR d.band3 = ANY(${p3}::int[]))))))
-    ORDER BY d.first_seen_at, d.entry_key
-    LIMIT 500`;
-  if (candidates.length === 0) return null;
-  const rejected = await db.prisma.$queryRaw<{ other: string; stage: string }[]>`
-    SELECT CASE WHEN pair_a = ${row.entry_key} THEN pair_b ELSE pair_a END AS other, stage
-    FROM dedup_reviews
-    WHERE state = 'rejected' AND (pair_a = ${row.entry_key} OR pair_b = ${row.entry_key})`;
-  const refused = new Set(rejected.map((r) => `${r.other}\u0000${r.stage}`));
-  const self = { title: row.title, summary: row.summary, link: row.link };
-  let best: { candidate: Candidate; judgement: Judgement } | null = null;
-  for (const c of candidates) {
-    const j = judge(self, { title: c.title, summary: c.summary, link: c.link }, thresholds);
-    if (!j.duplicate || !j.stage || refused.has(`${c.entry_key}\u0000${j.stage}`)) continue;
-    if (
-      !best ||
-      (STAGE_RANK[j.stage] ?? 9) < (STAGE_RANK[best.judgement.stage as string] ?? 9) ||
-      (j.stage === best.judgement.stage && j.score > best.judgement.score)
-    ) {
-      best = { candidate: c, judgement: j };
-    }
+): Promise<{ duplicate: boolean; clusterId: bigint | null; side: LinkSide } | null> {
+  const simhash = row.simhash === null ? null : fromSigned64(row.simhash);
+  const probe: Probe = {
+    entryKey: row.entry_key,
+    firstSeenAt: row.first_seen_at,
+    keys: {
+      urlKey: row.url_key,
+      contentKey: row.content_key,
+      simhash,
+      bands: simhash === null ? null : bands(simhash),
+    },
+  };
+  const tx = db.prisma;
+  const url = await byUrl(tx, probe);
+  if (url && (await earlier(db, row, [url.entryKey])).size > 0) {
+    return found(db, url.entryKey, true, {
+      stage: "url",
+      score: 1,
+      threshold: 1,
+      evidence: { urlKey: row.url_key },
+    });
   }
-  return best;
+  const exact = await byContent(tx, probe, thresholds);
+  if (exact && (await earlier(db, row, [exact.entryKey])).size > 0) {
+    return found(db, exact.entryKey, true, {
+      stage: "exact",
+      score: 1,
+      threshold: 1,
+      evidence: { contentKey: row.content_key },
+    });
+  }
+  const retrieved = await nearCandidates(tx, probe, thresholds);
+  const before = await earlier(
+    db,
+    row,
+    retrieved.map((c) => c.entryKey),
+  );
+  const near = retrieved.filter((c) => before.has(c.entryKey));
+  const candidates = await texts(
+    tx,
+    near.map((c) => c.entryKey),
+  );
+  const self = { title: row.title, summary: row.summary, link: row.link, keys: probe.keys };
+  const rank = (j: Judgement) => (j.duplicate ? 2 : 1) + j.score;
+  let best: { key: string; judgement: Judgement } | null = null;
+  for (const c of near) {
+    const text = candidates.get(c.entryKey);
+    if (!text) continue;
+    const judgement = judge(self, text, thresholds);
+    if (judgement.stage === null) continue;
+    if (!best || rank(judgement) > rank(best.judgement)) best = { key: c.entryKey, judgement };
+  }
+  if (!best) return null;
+  const j = best.judgement;
+  return found(db, best.key, j.duplicate, {
+    stage: j.duplicate ? (j.stage ?? "near") : "review",
+    score: j.score,
+    threshold: j.duplicate ? j.threshold : thresholds.near.review,
+    evidence: { hamming: j.hamming, ...j.evidence },
+  });
+}
+
+/**
+ * The keys first seen before the item. The stage decides an item when it arrives, so what it
+ * could match was there before it; replaying the window in first-seen order against earlier
+ * items only rebuilds the clusters the stage would have built (a later copy matches the item
+ * when its own turn comes), with the earliest item as canonical. byUrl and byContent return
+ * the earliest eligible item, so a later one means no earlier one exists.
+ */
+async function earlier(db: Database, row: ScanRow, keys: string[]): Promise<Set<string>> {
+  if (keys.length === 0) return new Set();
+  const rows = await db.prisma.$queryRaw<{ entry_key: string }[]>`
+    SELECT entry_key FROM dedup_items
+    WHERE entry_key = ANY(${keys}::text[])
+      AND (first_seen_at, entry_key) < (${row.first_seen_at}::timestamptz, ${row.entry_key}::text)`;
+  return new Set(rows.map((r) => r.entry_key));
+}
+
+async function found(
+  db: Database,
+  matchedKey: string,
+  duplicate: boolean,
+  side: Omit<LinkSide, "matchedKey">,
+): Promise<{ duplicate: boolean; clusterId: bigint | null; side: LinkSide }> {
+  const [row] = await db.prisma.$queryRaw<{ cluster_id: bigint | null }[]>`
+    SELECT cluster_id FROM dedup_items WHERE entry_key = ${matchedKey}`;
+  return { duplicate, clusterId: row?.cluster_id ?? null, side: { matchedKey, ...side } };
 }
 
 interface ChangeRow {
@@ -448,6 +487,17 @@ async function apply(
           return "its link changed since the run saw it";
         if (c.change === "go") {
           await unlinkItem(tx, c.entry_key, "rerun", r.actor);
+          if (c.after?.stage === "review") {
+            await openReview(tx, {
+              entryKey: c.entry_key,
+              candidateKey: c.after.matchedKey,
+              stage: "near",
+              score: c.after.score,
+              threshold: c.after.threshold,
+              itemVersion: c.item_version,
+              evidence: c.after.evidence ?? null,
+            });
+          }
         } else if (c.after) {
           await linkItem(tx, {
             entryKey: c.entry_key,

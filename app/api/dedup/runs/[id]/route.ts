@@ -21,8 +21,10 @@ const Query = z
  *   Change = { entryKey, change: "appear"|"go"|"change",
  *     before: { matchedKey, duplicateOf, stage, score, threshold } | null,
  *     after: { matchedKey, stage, score, threshold, evidence, applied?, skipped? } | null }
- *   (an apply marks each change `applied: true`, or `applied: false, skipped: why`; a "go"
- *   change's after is then { applied, skipped? }). Paged by entry key. 404 no such run.
+ *   A "go" change's after is null, or { stage: "review", matchedKey, score, threshold,
+ *   evidence } when the pair falls in the grey band (the apply opens a review for it). An apply
+ *   marks each change `applied: true`, or `applied: false, skipped: why` (a null after becomes
+ *   { applied, skipped? }). Paged by entry key. 404 no such run.
  */
 export async function GET(
   request: Request,
