@@ -93,7 +93,10 @@ export interface ItemText {
   link: string | null;
 }
 
-/** The candidates' title, summary and link, for scoring (read from news: the text of record). */
+/**
+ * The candidates' title, summary and link, for scoring (read from news: the text of record). A
+ * candidate retracted since it was keyed (its own job not run yet) is left out.
+ */
 export async function texts(tx: Tx, keys: string[]): Promise<Map<string, ItemText>> {
   if (keys.length === 0) return new Map();
   const rows = await tx.$queryRaw<
@@ -106,7 +109,7 @@ export async function texts(tx: Tx, keys: string[]): Promise<Map<string, ItemTex
     }[]
   >`
     SELECT entry_key, source_id, title, summary, link FROM news
-    WHERE entry_key = ANY(${keys}::text[])`;
+    WHERE entry_key = ANY(${keys}::text[]) AND deleted_at IS NULL`;
   return new Map(
     rows.map((r) => [
       r.entry_key,

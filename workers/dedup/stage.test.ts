@@ -4,6 +4,7 @@ import { on } from "@/lib/events";
 import { createTestDatabase, requireRealPostgres, type TestDatabase } from "@/lib/testing/db";
 import type { Stage, StageVerdict } from "@/workers/line/stage";
 import { PermanentJobError } from "@/workers/queue/queueWorker";
+import { linkItem } from "./clusters";
 import { writeKeys } from "./decision";
 import type { MeaningComparer } from "./meaning";
 import { dedupStage } from "./stage";
@@ -15,12 +16,16 @@ import {
   stateOf,
   TEXTS,
   tombstone,
+  variantOf,
   versionOf,
   type Written,
 } from "./testing/items";
 
 let db: TestDatabase;
 let stage: Stage;
+const rateNear = variantOf(TEXTS.rate, "near");
+const rateGrey = variantOf(TEXTS.rate, "review");
+const rateGrey2 = variantOf(TEXTS.rate, "review", 2);
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -119,10 +124,10 @@ describe("the cascade", () => {
   });
 
   it("links an edited headline by the near stage, with the score, threshold and evidence", async () => {
-    const pre = judge(TEXTS.rate, TEXTS.rateEdited, DEFAULT_THRESHOLDS);
+    const pre = judge(TEXTS.rate, rateNear, DEFAULT_THRESHOLDS);
     expect(pre.stage).toBe("near"); // the fixture still is what this test is about
     const a = await put(db, "wire", "rate-w", TEXTS.rate);
-    const b = await put(db, "star", "rate-s", TEXTS.rateEdited);
+    const b = await put(db, "star", "rate-s", rateNear);
     await decide(a);
     expect(await decide(b)).toBe("dropped");
     expect(await stateOf(db, b.entryKey)).toMatchObject({
@@ -184,10 +189,10 @@ describe("the cascade", () => {
 
 describe("the grey band", () => {
   it("sends the pair to review, unlinked, once; a rejected pair is never merged again", async () => {
-    const pre = judge(TEXTS.rate, TEXTS.rateGrey, DEFAULT_THRESHOLDS);
+    const pre = judge(TEXTS.rate, rateGrey, DEFAULT_THRESHOLDS);
     expect(pre.stage).toBe("review");
     const a = await put(db, "wire", "rate-w", TEXTS.rate);
-    const b = await put(db, "star", "rate-grey", TEXTS.rateGrey);
+    const b = await put(db, "star", "rate-grey", rateGrey);
     await decide(a);
     expect(await decide(b)).toBe("survived");
     expect(await stateOf(db, b.entryKey)).toMatchObject({
@@ -209,6 +214,37 @@ describe("the grey band", () => {
     expect(await count("SELECT count(*) FROM dedup_reviews WHERE state = 'rejected'")).toBe(1);
   });
 
+  it("a pair an operator confirmed stays linked through an edit that keeps it grey", async () => {
+    const a = await put(db, "wire", "rate-w", TEXTS.rate);
+    const b = await put(db, "star", "rate-grey", rateGrey);
+    await decide(a);
+    await decide(b);
+    // What the admin's confirm does: the review confirmed, the pair linked by stage 'review'.
+    await db.prisma.$executeRaw`
+      UPDATE dedup_reviews SET state = 'confirmed', decided_by = 'ops', decided_at = now()`;
+    await db.prisma.$transaction((tx) =>
+      linkItem(tx, {
+        entryKey: b.entryKey,
+        matchedKey: a.entryKey,
+        stage: "review",
+        score: 0.45,
+        threshold: 0.5,
+        settingsRevision: 1,
+        itemVersion: b.version,
+        evidence: null,
+        decidedBy: "ops",
+      }),
+    );
+    const b2 = await change(db, "star", "rate-grey", rateGrey2);
+    expect(await decide(b2)).toBe("dropped");
+    expect(await stateOf(db, b.entryKey)).toMatchObject({
+      outcome: "duplicate",
+      stage: "review",
+      duplicateOf: a.entryKey,
+    });
+    expect(await count("SELECT count(*) FROM dedup_reviews WHERE state = 'pending'")).toBe(0);
+  });
+
   it("asks the meaning hook when one is configured; a null answer still goes to review", async () => {
     const asked: string[] = [];
     const yes: MeaningComparer = {
@@ -218,7 +254,7 @@ describe("the grey band", () => {
       },
     };
     const a = await put(db, "wire", "rate-w", TEXTS.rate);
-    const b = await put(db, "star", "rate-grey", TEXTS.rateGrey);
+    const b = await put(db, "star", "rate-grey", rateGrey);
     stage = dedupStage(db, { meaning: yes });
     await decide(a);
     expect(await decide(b)).toBe("dropped");
@@ -228,16 +264,16 @@ describe("the grey band", () => {
       duplicateOf: a.entryKey,
     });
     expect(await count("SELECT count(*) FROM dedup_reviews")).toBe(0);
+  });
 
-    const c = await put(db, "daily", "rate-grey-2", {
-      ...TEXTS.rateGrey,
-      title: "Central policy rate at 8.5 bank today",
-    });
+  it("a comparer that cannot tell (null) leaves the pair to review", async () => {
+    const a = await put(db, "wire", "rate-w", TEXTS.rate);
+    const b = await put(db, "star", "rate-grey", rateGrey);
     stage = dedupStage(db, { meaning: { compare: async () => null } });
-    await decide(c);
-    const s = await stateOf(db, c.entryKey);
-    // Either grey against the cluster (review) or near the meaning-linked copy: never a silent merge by meaning.
-    expect(s?.stage).not.toBe("meaning");
+    await decide(a);
+    expect(await decide(b)).toBe("survived");
+    expect(await stateOf(db, b.entryKey)).toMatchObject({ outcome: "review", clusterId: null });
+    expect(await count("SELECT count(*) FROM dedup_reviews WHERE state = 'pending'")).toBe(1);
   });
 });
 
@@ -364,7 +400,7 @@ describe("at least once", () => {
     const a = await put(db, "wire", "strike-wire", TEXTS.strike);
     const b = await put(db, "daily", "strike-daily", TEXTS.strike);
     const g = await put(db, "star", "rate", TEXTS.rate);
-    const h = await put(db, "ittefaq", "rate-grey", TEXTS.rateGrey);
+    const h = await put(db, "ittefaq", "rate-grey", rateGrey);
     for (const w of [a, b, g, h]) await decide(w);
     const before = await snapshot(db);
     const verdicts = [];
@@ -430,7 +466,7 @@ describe("at least once", () => {
 describe("thresholds", () => {
   it("inserts the defaults once and follows a new revision", async () => {
     const a = await put(db, "wire", "rate", TEXTS.rate);
-    const b = await put(db, "star", "rate-edited", TEXTS.rateEdited);
+    const b = await put(db, "star", "rate-edited", rateNear);
     await decide(a);
     expect(await db.prisma.dedupSettings.findMany()).toEqual([
       expect.objectContaining({ id: 1, revision: 1, thresholds: DEFAULT_THRESHOLDS }),

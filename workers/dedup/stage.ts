@@ -187,13 +187,34 @@ interface Match {
   score: number;
   threshold: number;
   evidence: unknown;
+  /** Who decided, when not the stage (an operator's confirmed review). */
+  decidedBy?: string;
+}
+
+interface Grey {
+  candidate: ItemText;
+  judgement: Judgement;
+}
+
+/** Of `candidates`, those whose pair with `entryKey` an operator confirmed, with who did. */
+async function confirmedPair(
+  tx: Tx,
+  entryKey: string,
+  candidates: string[],
+): Promise<Map<string, string | null>> {
+  const rows = await tx.$queryRaw<{ other: string; decided_by: string | null }[]>`
+    SELECT CASE WHEN r.pair_a = ${entryKey} THEN r.pair_b ELSE r.pair_a END AS other, r.decided_by
+    FROM dedup_reviews r, unnest(${candidates}::text[]) AS c(key)
+    WHERE r.pair_a = least(${entryKey}, c.key) AND r.pair_b = greatest(${entryKey}, c.key)
+      AND r.state = 'confirmed'`;
+  return new Map(rows.map((r) => [r.other, r.decided_by]));
 }
 
 /** Stages 1–4, each only for what the earlier ones could not settle. */
 async function cascade(tx: Tx, c: CascadeInput): Promise<Decision> {
   const probe: Probe = { entryKey: c.job.entryKey, firstSeenAt: c.item.firstSeenAt, keys: c.keys };
   let match: Match | null = null;
-  let grey: { candidate: ItemText; judgement: Judgement } | null = null;
+  let greys: Grey[] = [];
 
   const url = await byUrl(tx, probe);
   if (url) {
@@ -223,7 +244,7 @@ async function cascade(tx: Tx, c: CascadeInput): Promise<Decision> {
       tx,
       near.map((n) => n.entryKey),
     );
-    let best: { candidate: ItemText; judgement: Judgement } | null = null;
+    const judged: Grey[] = [];
     for (const n of near) {
       const candidate = candidates.get(n.entryKey);
       if (!candidate) continue;
@@ -232,11 +253,12 @@ async function cascade(tx: Tx, c: CascadeInput): Promise<Decision> {
         candidate,
         c.thresholds,
       );
-      if (judgement.stage === null) continue;
-      const rank = (j: Judgement) => (j.duplicate ? 2 : 1) + j.score;
-      if (!best || rank(judgement) > rank(best.judgement)) best = { candidate, judgement };
+      if (judgement.stage !== null) judged.push({ candidate, judgement });
     }
-    if (best?.judgement.duplicate) {
+    // Highest score first; on a tie, the nearer SimHash (the lookup's order).
+    judged.sort((x, y) => y.judgement.score - x.judgement.score);
+    const best = judged.find((j) => j.judgement.duplicate);
+    if (best) {
       match = {
         matchedKey: best.candidate.entryKey,
         stage: best.judgement.stage ?? "near",
@@ -244,24 +266,47 @@ async function cascade(tx: Tx, c: CascadeInput): Promise<Decision> {
         threshold: best.judgement.threshold,
         evidence: { hamming: best.judgement.hamming, ...best.judgement.evidence },
       };
-    } else if (best) {
-      grey = best;
+    } else {
+      greys = judged;
     }
   }
 
-  if (!match && grey && c.meaning) {
-    const verdict = await c.meaning.compare(c.item, grey.candidate, {
-      thresholds: c.thresholds,
-      settingsRevision: c.revision,
-    });
-    if (verdict?.duplicate) {
+  // A grey pair an operator confirmed stays linked through an edit that keeps it grey.
+  if (!match && greys.length > 0) {
+    const confirmed = await confirmedPair(
+      tx,
+      c.job.entryKey,
+      greys.map((g) => g.candidate.entryKey),
+    );
+    const g = greys.find((x) => confirmed.has(x.candidate.entryKey));
+    if (g) {
       match = {
-        matchedKey: grey.candidate.entryKey,
-        stage: "meaning",
-        score: verdict.score,
-        threshold: verdict.threshold,
-        evidence: verdict.evidence ?? null,
+        matchedKey: g.candidate.entryKey,
+        stage: "review",
+        score: g.judgement.score,
+        threshold: g.judgement.threshold,
+        evidence: { hamming: g.judgement.hamming, ...g.judgement.evidence },
+        decidedBy: confirmed.get(g.candidate.entryKey) ?? undefined,
       };
+    }
+  }
+
+  if (!match && c.meaning) {
+    for (const g of greys) {
+      const verdict = await c.meaning.compare(c.item, g.candidate, {
+        thresholds: c.thresholds,
+        settingsRevision: c.revision,
+      });
+      if (verdict?.duplicate) {
+        match = {
+          matchedKey: g.candidate.entryKey,
+          stage: "meaning",
+          score: verdict.score,
+          threshold: verdict.threshold,
+          evidence: verdict.evidence ?? null,
+        };
+        break;
+      }
     }
   }
 
@@ -275,6 +320,7 @@ async function cascade(tx: Tx, c: CascadeInput): Promise<Decision> {
       settingsRevision: c.revision,
       itemVersion: c.job.version,
       evidence: match.evidence,
+      decidedBy: match.decidedBy,
     });
     // Matched inside its own cluster, whose canonical it is: it stays the canonical.
     if (linked.canonicalKey === c.job.entryKey) {
@@ -286,18 +332,19 @@ async function cascade(tx: Tx, c: CascadeInput): Promise<Decision> {
   // No match any more: an edited member leaves its cluster; an edited canonical hands it over
   // (clusters.ts elects the earliest live member, or dissolves a cluster left with one).
   if (c.inCluster) await unlinkItem(tx, c.job.entryKey, "edited");
-  if (grey) {
+  // Every grey pair goes to the review queue (one row per pair; a pair decided already stays).
+  for (const g of greys) {
     await openReview(tx, {
       entryKey: c.job.entryKey,
-      candidateKey: grey.candidate.entryKey,
+      candidateKey: g.candidate.entryKey,
       stage: "near",
-      score: grey.judgement.score,
-      threshold: c.thresholds.near.review,
+      score: g.judgement.score,
+      threshold: g.judgement.threshold,
       itemVersion: c.job.version,
-      evidence: { hamming: grey.judgement.hamming, ...grey.judgement.evidence },
+      evidence: { hamming: g.judgement.hamming, ...g.judgement.evidence },
     });
-    return { outcome: "review", stage: "near", verdict: "survived" };
   }
+  if (greys.length > 0) return { outcome: "review", stage: "near", verdict: "survived" };
   return { outcome: "unique", stage: null, verdict: "survived" };
 }
 
