@@ -1,5 +1,5 @@
 import { digest128 } from "./hash";
-import { normalizeText } from "./normalize";
+import { normalizeText, words } from "./normalize";
 import { type Analyzed, analyze, type Evidence, evidence, pairScore } from "./score";
 import { type Bands, bands, hamming, retrievableAt, simhashOfShingles } from "./simhash";
 import type { DedupThresholds } from "./thresholds";
@@ -25,23 +25,31 @@ export function itemText(item: DedupItem): string {
   return [item.title, item.summary].filter((s): s is string => typeof s === "string").join(" \n ");
 }
 
-/** The normalised text's fingerprint, hex; null for a text with nothing left after normalising. */
+/**
+ * The exact stage's fingerprint: of the normalised text's words joined by one space, hex; null
+ * for a text with no word left after normalising. itemKeys computes the same from its analysis.
+ */
 export function contentKey(text: string): string | null {
-  const n = normalizeText(text);
-  return n ? digest128(n) : null;
+  const ws = words(normalizeText(text));
+  return ws.length ? digest128(ws.join(" ")) : null;
+}
+
+function hasContent(a: Analyzed): boolean {
+  for (const k of a.shingles.keys()) if (k.startsWith("c:")) return true;
+  return false;
 }
 
 export function itemKeys(item: DedupItem, analyzed: Analyzed = analyze(itemText(item))): ItemKeys {
   const key = urlKey(item.link);
   if (analyzed.words.length === 0)
     return { urlKey: key, contentKey: null, simhash: null, bands: null };
+  const content = digest128(analyzed.words.join(" "));
+  // Stop words only ("What is it?"): equal texts still meet as exact, but there is nothing for
+  // a near match to go on, and every such text would share SimHash 0.
+  if (!hasContent(analyzed))
+    return { urlKey: key, contentKey: content, simhash: null, bands: null };
   const simhash = simhashOfShingles(analyzed.shingles);
-  return {
-    urlKey: key,
-    contentKey: digest128(analyzed.words.join(" ")),
-    simhash,
-    bands: bands(simhash),
-  };
+  return { urlKey: key, contentKey: content, simhash, bands: bands(simhash) };
 }
 
 /** Whether the live stage's banded lookup for a finds b (lib/dedup's one retrieval rule). */

@@ -12,7 +12,10 @@ export function analyze(text: string): Analyzed {
   return { words: ws, shingles: shinglesOfWords(ws) };
 }
 
-/** Weighted Dice overlap of one shingle kind: 2·Σ min / (Σ a + Σ b); 1 when neither has any. */
+/**
+ * Weighted Dice overlap of one shingle kind: 2·Σ min / (Σ a + Σ b). 0 when neither side has any:
+ * two texts of stop words only have nothing in common worth linking (equal ones are "exact").
+ */
 function dice(a: Shingles, b: Shingles, kind: string): number {
   let sa = 0;
   let sb = 0;
@@ -24,8 +27,7 @@ function dice(a: Shingles, b: Shingles, kind: string): number {
     if (v !== undefined) both += Math.min(w, v);
   }
   for (const [k, w] of b) if (k.startsWith(kind)) sb += w;
-  if (sa === 0 && sb === 0) return 1;
-  return (2 * both) / (sa + sb);
+  return sa + sb === 0 ? 0 : (2 * both) / (sa + sb);
 }
 
 const NUMBER = /^\p{N}/u;

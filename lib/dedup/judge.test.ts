@@ -1,0 +1,251 @@
+import { describe, expect, it } from "vitest";
+import {
+  contentKey,
+  DEFAULT_THRESHOLDS,
+  type DedupThresholds,
+  dedupThresholdsSchema,
+  EVIDENCE_LIMIT,
+  evidence,
+  itemKeys,
+  judge,
+  pairScore,
+  retrievable,
+} from "./index";
+
+const T = DEFAULT_THRESHOLDS;
+const j = (a: string, b: string, t: DedupThresholds = T) => judge({ title: a }, { title: b }, t);
+const wide: DedupThresholds = { ...T, retrieval: { radius: 2, maxHamming: 64 } };
+
+describe("judge: the cascade in order", () => {
+  it("url: equal urlKey links whatever the text says", () => {
+    const r = judge(
+      { title: "Budget passed", link: "https://www.example.com/a/1?utm_source=rss" },
+      { title: "Completely different words", link: "https://m.example.com/a/1/amp" },
+      T,
+    );
+    expect(r).toEqual({ duplicate: true, stage: "url", score: 1, threshold: 1 });
+  });
+
+  it("url needs a key on both sides: two unparsable links are not a match", () => {
+    const r = judge(
+      { title: "A story", link: "not a url" },
+      { title: "Other news", link: "not a url" },
+      T,
+    );
+    expect(r.stage).not.toBe("url");
+  });
+
+  it("exact: equal normalised title + summary", () => {
+    const a = { title: "Fed raises rates", summary: "By a quarter point." };
+    const b = { title: "FED RAISES RATES —", summary: "by a quarter point" };
+    expect(judge(a, b, T)).toEqual({ duplicate: true, stage: "exact", score: 1, threshold: 1 });
+    expect(itemKeys(a).contentKey).toBe(contentKey("fed raises rates by a quarter point"));
+  });
+
+  it("near: a retrieved pair at or above near.duplicate, with the evidence", () => {
+    const r = j(
+      "Earthquake of magnitude 6.1 strikes off Japan coast, no tsunami warning",
+      "Magnitude 6.1 earthquake strikes off coast of Japan; no tsunami warning issued",
+    );
+    expect(r.duplicate).toBe(true);
+    expect(r.stage).toBe("near");
+    expect(r.score).toBeGreaterThanOrEqual(T.near.duplicate);
+    expect(r.threshold).toBe(T.near.duplicate);
+    expect(r.hamming).toBeLessThanOrEqual(T.retrieval.maxHamming);
+    expect(r.evidence?.shared).toEqual(
+      expect.arrayContaining(["earthquake", "6.1", "japan", "tsunami"]),
+    );
+    expect(r.evidence?.onlyB).toContain("issued");
+  });
+
+  it("review: the grey band is reported, not linked", () => {
+    const a = "Police arrest three suspects in Gulshan cafe attack";
+    const b = "Police hunt three suspects in Gulshan cafe attack";
+    const t: DedupThresholds = { ...wide, near: { duplicate: 0.9, review: 0.5 } };
+    const r = j(a, b, t);
+    expect(r.stage).toBe("review");
+    expect(r.duplicate).toBe(false);
+    expect(r.score).toBeGreaterThanOrEqual(0.5);
+    expect(r.score).toBeLessThan(0.9);
+    // Below the grey band: nothing.
+    expect(j(a, b, { ...t, near: { duplicate: 0.95, review: 0.9 } }).stage).toBeNull();
+    expect(r.evidence).toBeDefined();
+  });
+
+  it("a pair the banded lookup would not find is not compared, whatever its score", () => {
+    const a = "Fed raises interest rates by a quarter point to fight inflation";
+    const b = "Fed raises rates by quarter point in fight against inflation";
+    const ka = itemKeys({ title: a }).simhash as bigint;
+    const kb = itemKeys({ title: b }).simhash as bigint;
+    expect(pairScore(a, b)).toBeGreaterThan(T.near.duplicate);
+    expect(retrievable(ka, kb, T)).toBe(false); // 15 bits apart, no band within 1 bit
+    expect(j(a, b).stage).toBeNull();
+    expect(j(a, b, wide).stage).toBe("near");
+  });
+
+  it("maxHamming drops a retrieved candidate before it is scored", () => {
+    const a = "Earthquake of magnitude 6.1 strikes off Japan coast, no tsunami warning";
+    const b = "Magnitude 6.1 earthquake strikes off coast of Japan; no tsunami warning issued";
+    const h = j(a, b).hamming as number;
+    const t: DedupThresholds = { ...T, retrieval: { ...T.retrieval, maxHamming: h - 1 } };
+    expect(j(a, b, t).stage).toBeNull();
+  });
+
+  it("no text, no content keys: two empty items are never duplicates, nor stop words alone", () => {
+    expect(itemKeys({ title: "", summary: "  " })).toEqual({
+      urlKey: null,
+      contentKey: null,
+      simhash: null,
+      bands: null,
+    });
+    expect(itemKeys({ title: null, link: "https://x.com/a" }).urlKey).toBe("https://x.com/a");
+    expect(j("", "")).toMatchObject({ duplicate: false, stage: null, score: 0 });
+    expect(j(" … ", "!!")).toMatchObject({ duplicate: false, stage: null, score: 0 });
+    const stop = itemKeys({ title: "What is it?" });
+    expect(stop.contentKey).not.toBeNull();
+    expect(stop.simhash).toBeNull();
+    expect(j("What is it?", "Is it all?")).toMatchObject({ duplicate: false, stage: null });
+    expect(j("What is it?", "what is it")).toMatchObject({ duplicate: true, stage: "exact" });
+  });
+
+  it("itemKeys: bands are the simhash's, and the stage can pass them back in", () => {
+    const item = { title: "Messi scores twice as Inter Miami beat Orlando 3-1" };
+    const k = itemKeys(item);
+    expect(k.bands).toHaveLength(4);
+    const other = { title: "Messi scores twice, Inter Miami beat Orlando City 3-1" };
+    expect(judge({ ...item, keys: k }, other, T)).toEqual(judge(item, other, T));
+  });
+});
+
+describe("judge: English headlines", () => {
+  it.each([
+    [
+      "Fed raises interest rates by a quarter point to fight inflation",
+      "UPDATE 2-Fed raises interest rates by a quarter point to fight inflation",
+    ],
+    [
+      "Messi scores twice as Inter Miami beat Orlando 3-1",
+      "Messi scores twice, Inter Miami beat Orlando City 3-1",
+    ],
+    [
+      "Earthquake of magnitude 6.1 strikes off Japan coast, no tsunami warning",
+      "Magnitude 6.1 earthquake strikes off coast of Japan; no tsunami warning issued",
+    ],
+  ])("an edit merges: %s / %s", (a, b) => {
+    expect(j(a, b)).toMatchObject({ duplicate: true, stage: "near" });
+  });
+
+  it.each([
+    [
+      "Apple unveils new iPhone at California event",
+      "Apple shares fall after California court ruling",
+    ],
+    ["Fed raises interest rates by a quarter point", "Fed holds interest rates steady"],
+    ["Dhaka stocks rise 2% on bank rally", "Dhaka stocks fall 2% on bank selloff"],
+  ])("headlines sharing a few words do not merge: %s / %s", (a, b) => {
+    expect(j(a, b).duplicate).toBe(false);
+  });
+
+  it("a different figure weighs against a link", () => {
+    expect(pairScore("Bus crash kills 7 in Sylhet", "Bus crash kills 70 in Sylhet")).toBeLessThan(
+      pairScore("Bus crash kills 7 in Sylhet", "Bus crash kills 7 in Sylhet town"),
+    );
+  });
+});
+
+describe("judge: Bangla", () => {
+  it.each([
+    ["ঢাকায় সড়ক দুর্ঘটনায় ৫ জন নিহত", "ঢাকার সড়ক দুর্ঘটনায় ৫ জন নিহত"],
+    ["সিলেটে বন্যায় লাখো মানুষ পানিবন্দী", "সিলেটের বন্যায় লাখো মানুষ পানিবন্দী"],
+    ["প্রধানমন্ত্রীর সঙ্গে বিশ্বব্যাংকের প্রেসিডেন্টের বৈঠক", "প্রধানমন্ত্রীর সাথে বিশ্বব্যাংক প্রেসিডেন্টের বৈঠক"],
+    ["শেয়ারবাজারে সূচকের বড় পতন, লেনদেন কমেছে", "শেয়ারবাজারে সূচকের বড় পতন, কমেছে লেনদেনও"],
+    ["প্রধানমন্ত্রী আজ জাতিসংঘের সাধারণ পরিষদে ভাষণ দেবেন", "জাতিসংঘের সাধারণ পরিষদে আজ ভাষণ দেবেন প্রধানমন্ত্রী"],
+  ])("a rewrite with inflection changes merges: %s / %s", (a, b) => {
+    expect(j(a, b)).toMatchObject({ duplicate: true, stage: "near" });
+  });
+
+  it("a heavier rewrite scores as a duplicate but needs radius 2 to be found", () => {
+    const a = "রাজধানী ঢাকায় সড়ক দুর্ঘটনায় ৫ জন নিহত, আহত ১২";
+    const b = "রাজধানী ঢাকার সড়কে দুর্ঘটনা: ৫ জন নিহত, ১২ জন আহত";
+    expect(pairScore(a, b)).toBeGreaterThan(T.near.duplicate);
+    expect(j(a, b).stage).toBeNull();
+    expect(j(a, b, wide)).toMatchObject({ duplicate: true, stage: "near" });
+  });
+
+  it("ZWJ/ZWNJ, Bengali vs Latin digits and য়/য+় spellings are the same exact text", () => {
+    const pairs = [
+      ["র\u200d্যাবের অভিযানে ১২ জন আটক", "র্যাবের অভিযানে 12 জন আটক"],
+      ["নয়া\u200c দিগন্ত", "নয\u09BCা দিগন্ত"],
+      ["\u09DC\u09BE \u09DDাকা ২০২৬", "\u09A1\u09BC\u09BE \u09A2\u09BCাকা 2026"],
+    ];
+    for (const [a, b] of pairs) {
+      expect(contentKey(a as string)).toBe(contentKey(b as string));
+      expect(j(a as string, b as string).stage).toBe("exact");
+    }
+    expect(contentKey("নয়া দিগন্ত")).not.toBe(contentKey("নযা দিগন্ত"));
+  });
+
+  it.each([
+    ["রাজধানী ঢাকায় সড়ক দুর্ঘটনায় ৫ জন নিহত, আহত ১২", "ঢাকায় ডেঙ্গুতে ৫ জনের মৃত্যু, হাসপাতালে ভর্তি ১২"],
+    ["রাজধানী ঢাকায় সড়ক দুর্ঘটনায় ৫ জন নিহত, আহত ১২", "চট্টগ্রামে বন্যায় ৩০ হাজার মানুষ পানিবন্দী"],
+    ["বাংলাদেশ ব্যাংক নীতি সুদহার বাড়িয়ে ১০ শতাংশ করেছে", "বাংলাদেশ ব্যাংকের নতুন গভর্নর নিয়োগ"],
+  ])("two different stories do not merge, even at radius 2: %s / %s", (a, b) => {
+    expect(j(a, b).duplicate).toBe(false);
+    expect(j(a, b, wide).duplicate).toBe(false);
+  });
+});
+
+describe("evidence", () => {
+  it("lists shared phrases and each side's own words, at most EVIDENCE_LIMIT each", () => {
+    const many = (p: string) => Array.from({ length: 60 }, (_, i) => `${p}${i}`).join(" ");
+    const e = evidence(`${many("alpha")} common words here`, `${many("beta")} common words here`);
+    expect(e.shared).toEqual(["common", "words", "here"]);
+    expect(e.sharedPhrases).toEqual(["common words", "words here"]);
+    expect(e.onlyA).toHaveLength(EVIDENCE_LIMIT);
+    expect(e.onlyB).toHaveLength(EVIDENCE_LIMIT);
+    expect(e.onlyA[0]).toBe("alpha0");
+  });
+});
+
+describe("pairScore", () => {
+  it("is 1 for equal texts, 0 for disjoint ones, symmetric, in [0, 1]", () => {
+    expect(pairScore("Fed raises rates", "fed RAISES rates!")).toBe(1);
+    expect(pairScore("Fed raises rates", "ঢাকায় বন্যা")).toBe(0);
+    const texts = ["Fed raises rates 5", "Fed rates 7 held", "ঢাকায় ১২ জন", "", "the of"];
+    for (const a of texts) {
+      for (const b of texts) {
+        const s = pairScore(a, b);
+        expect(s).toBeGreaterThanOrEqual(0);
+        expect(s).toBeLessThanOrEqual(1);
+        expect(s).toBe(pairScore(b, a));
+      }
+    }
+  });
+});
+
+describe("dedupThresholdsSchema", () => {
+  it("accepts the defaults", () => {
+    expect(dedupThresholdsSchema.parse(DEFAULT_THRESHOLDS)).toEqual(DEFAULT_THRESHOLDS);
+  });
+
+  it.each([
+    [{ windowHours: 0 }, ["windowHours"], "at least 1"],
+    [{ windowHours: 1.5 }, ["windowHours"], "whole number"],
+    [{ windowHours: "72" }, ["windowHours"], "number of hours"],
+    [{ retrieval: { radius: 3, maxHamming: 28 } }, ["retrieval", "radius"], "0, 1 or 2"],
+    [{ retrieval: { radius: 1, maxHamming: 65 } }, ["retrieval", "maxHamming"], "between 0 and 64"],
+    [{ near: { duplicate: 1.2, review: 0.4 } }, ["near", "duplicate"], "at most 1"],
+    [{ near: { duplicate: 0.5, review: 0 } }, ["near", "review"], "above 0"],
+    [{ near: { duplicate: 0.5, review: 0.6 } }, ["near", "review"], "not be above near.duplicate"],
+  ])("rejects %j at %j with a message naming it", (patch, path, message) => {
+    const r = dedupThresholdsSchema.safeParse({ ...DEFAULT_THRESHOLDS, ...patch });
+    expect(r.success).toBe(false);
+    const issue = r.error?.issues.find((i) => i.path.join(".") === path.join("."));
+    expect(issue?.message).toContain(message);
+  });
+
+  it("rejects a missing field", () => {
+    const { near: _near, ...rest } = DEFAULT_THRESHOLDS;
+    expect(dedupThresholdsSchema.safeParse(rest).success).toBe(false);
+  });
+});
