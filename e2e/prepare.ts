@@ -3,6 +3,7 @@
 import { config } from "@/lib/config";
 import { openDatabase } from "@/lib/db";
 import { edit, observe, retract } from "@/workers/store";
+import { seedDedup } from "./fixtures/dedup";
 import { E2E_SOURCE, REPAIR_ROW, REPAIR_SOURCE, WRITES } from "./fixtures/news";
 import { seedStories } from "./fixtures/stories";
 
@@ -36,6 +37,8 @@ try {
     UPDATE news SET category = NULL WHERE entry_key = ${repair.entryKey}`;
   // The story-api copy as its consumer leaves it, for the Stories page (e2e/stories.spec.ts).
   await seedStories(db);
+  // Clusters, links and a review queue made by the real dedup stage (e2e/dedup.spec.ts).
+  await seedDedup(db);
   console.log(`e2e prepare: ${WRITES.length + 1} writes into ${db.location}`);
 } finally {
   await db.close();

@@ -20,6 +20,7 @@ const DASHBOARD_PAGES: DashboardPage[] = [
   { path: "/dead-letters" },
   { path: "/items", headline: true, show: (p) => p.getByLabel("Source id").fill(E2E_SOURCE.id) },
   { path: "/repairs" },
+  { path: "/dedup" },
   { path: "/stories" },
   { path: "/audit" },
   { path: "/login" },

@@ -118,6 +118,7 @@ function Summary({ o }: { o: DedupOverview }) {
               { field: "p95", name: "p95" },
             ]}
             unit=" ms"
+            sparse
             label="Decision time per item, p50 and p95, in milliseconds"
           />
         </section>

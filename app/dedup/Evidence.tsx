@@ -26,7 +26,7 @@ export function ScoreVsThreshold({
   threshold: number;
 }) {
   if (stage === "url" || stage === "exact") {
-    return <span className={own.meta}>{stageText(stage)}: key equal</span>;
+    return <span className={own.meta}>an index lookup: the keys are equal</span>;
   }
   return (
     <span data-testid="score">
@@ -71,7 +71,17 @@ export function EvidenceView({
   here?: string;
   there?: string;
 }) {
-  if (!evidence) return <p className={own.meta}>No evidence recorded (an index lookup).</p>;
+  if (!evidence) return <p className={own.meta}>No evidence recorded.</p>;
+  const words = evidence.shared.length + evidence.onlyHere.length + evidence.onlyThere.length;
+  if (words === 0 && (evidence.urlKey || evidence.contentKey)) {
+    return (
+      <p className={own.meta} data-testid="evidence">
+        {evidence.urlKey
+          ? `Same normalised URL: ${evidence.urlKey}`
+          : `Same text fingerprint: ${evidence.contentKey}`}
+      </p>
+    );
+  }
   return (
     <div data-testid="evidence">
       {evidence.distance !== null ? (

@@ -1,7 +1,8 @@
 "use client";
 
+import { useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import s from "@/components/dashboard.module.css";
 import {
   type SettingsJson,
@@ -91,6 +92,13 @@ export function Thresholds() {
 
   const list = runs.data?.runs ?? [];
   const active = runs.data?.activeRunId ?? null;
+  // A run that ends moves links and maybe the thresholds in force: read everything again.
+  const client = useQueryClient();
+  const wasActive = useRef<string | null>(null);
+  useEffect(() => {
+    if (wasActive.current && !active) void client.invalidateQueries({ queryKey: ["dedup"] });
+    wasActive.current = active;
+  }, [active, client]);
   const shown = chosen ?? active ?? list[0]?.id ?? null;
   const shownRun = list.find((r) => r.id === shown) ?? null;
 
@@ -117,7 +125,7 @@ export function Thresholds() {
         In force: revision {current.revision}
         {current.origin === "default"
           ? " (the shipped defaults)"
-          : `, set by ${current.updatedBy ?? "?"} at ${when(current.updatedAt)}`}
+          : `, ${current.updatedBy ? `set by ${current.updatedBy}` : "written by the stage"} at ${when(current.updatedAt)}`}
         . Edit them and do a dry run to see which links would appear or go; applying that run makes
         them and puts its thresholds in force. Saving without a re-run changes only the decisions to
         come.

@@ -55,19 +55,24 @@ export function Sparkline({
   );
 }
 
-/** Lines over time (UTC), one per named series. */
+/**
+ * Lines over time (UTC), one per named series. `sparse`: points are drawn and gaps (null)
+ * bridged, for series with few values among empty buckets.
+ */
 export function TimeSeriesChart({
   data,
   series,
   unit = "",
   height = 220,
   label,
+  sparse = false,
 }: {
   data: SeriesPoint[];
   series: { field: string; name: string }[];
   unit?: string;
   height?: number;
   label: string;
+  sparse?: boolean;
 }) {
   return (
     <div className="chart" role="img" aria-label={label}>
@@ -90,7 +95,8 @@ export function TimeSeriesChart({
               dataKey={s.field}
               name={s.name}
               stroke={COLORS[i % COLORS.length]}
-              dot={false}
+              dot={sparse ? { r: 2 } : false}
+              connectNulls={sparse}
               isAnimationActive={false}
             />
           ))}
@@ -152,7 +158,8 @@ export function StackedBarsChart({
           <XAxis dataKey="t" tickFormatter={timeLabel} fontSize={12} minTickGap={24} />
           <YAxis fontSize={12} width={48} allowDecimals={false} />
           <Tooltip labelFormatter={(t) => `${timeLabel(Number(t))} UTC`} />
-          <Legend wrapperStyle={{ fontSize: 12 }} />
+          {/* In the order given (the cascade's), not sorted by name. */}
+          <Legend wrapperStyle={{ fontSize: 12 }} itemSorter={null} />
           {series.map((s) => (
             <Bar
               key={s.field}

@@ -187,6 +187,11 @@ describe("readEvidence", () => {
       onlyThere: [],
       distance: null,
     });
+    expect(readEvidence({ urlKey: "https://wire.example/x" })).toMatchObject({
+      urlKey: "https://wire.example/x",
+      contentKey: null,
+      shared: [],
+    });
     const many = readEvidence({ shared: Array.from({ length: 5000 }, (_, i) => `w${i}`) });
     expect(many?.shared).toHaveLength(200);
   });

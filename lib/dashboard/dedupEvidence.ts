@@ -23,6 +23,9 @@ export interface Evidence {
   onlyThere: string[];
   /** Hamming distance of the SimHashes, when the stage recorded one. */
   distance: number | null;
+  /** The key an index stage matched on: the normalised URL, or the text's fingerprint. */
+  urlKey: string | null;
+  contentKey: string | null;
   raw: unknown;
 }
 
@@ -38,6 +41,8 @@ export function readEvidence(raw: unknown): Evidence | null {
     onlyHere: strings(pick(raw, ["onlyA", "onlyInA", "differingA", "removed", "onlyHere"])),
     onlyThere: strings(pick(raw, ["onlyB", "onlyInB", "differingB", "added", "onlyThere"])),
     distance: typeof distance === "number" ? distance : null,
+    urlKey: typeof raw.urlKey === "string" ? raw.urlKey : null,
+    contentKey: typeof raw.contentKey === "string" ? raw.contentKey : null,
     raw,
   };
 }

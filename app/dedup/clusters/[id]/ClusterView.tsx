@@ -154,7 +154,7 @@ export function ClusterView({ id }: { id: string }) {
                     "—"
                   )}
                 </td>
-                <td className={s.mono}>{e.detail ? JSON.stringify(e.detail) : "—"}</td>
+                <td>{eventDetail(e.detail)}</td>
               </tr>
             ))}
           </tbody>
@@ -218,4 +218,17 @@ function Member({
       )}
     </article>
   );
+}
+
+/** A cluster event's detail in words: the stage and score of a join, the reason of an election. */
+function eventDetail(detail: unknown): string {
+  if (!detail || typeof detail !== "object") return "—";
+  const d = detail as Record<string, unknown>;
+  const parts: string[] = [];
+  if (typeof d.stage === "string") parts.push(d.stage);
+  if (typeof d.score === "number" && d.stage !== "url" && d.stage !== "exact")
+    parts.push(`score ${d.score.toFixed(2)}`);
+  if (typeof d.reason === "string") parts.push(d.reason);
+  if (typeof d.by === "string") parts.push(`by ${d.by}`);
+  return parts.length ? parts.join(" · ") : JSON.stringify(detail).slice(0, 200);
 }
