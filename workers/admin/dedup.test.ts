@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { listAudit } from "@/lib/dashboard/audit";
 import { DEFAULT_THRESHOLDS, itemKeys, judge, toSigned64 } from "@/lib/dedup";
-import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
+import { createTestDatabase, requireRealPostgres, type TestDatabase } from "@/lib/testing/db";
 import { linkItem } from "@/workers/dedup/clusters";
 import { observe } from "@/workers/store";
 import {
@@ -506,5 +506,55 @@ describe("re-run with new thresholds", () => {
       SELECT state, stage FROM dedup_reviews WHERE pair_a = ${pa} AND pair_b = ${pb}`;
     expect(reviews).toEqual([{ state: "pending", stage: "near" }]);
     expect((await readThresholds(db)).thresholds.near).toEqual(strict.near);
+  });
+});
+
+describe.skipIf(!requireRealPostgres("racing admin actions from two connections"))("races", () => {
+  beforeEach(clearDedup);
+
+  it("two operators confirming one review at once: one links, the other gets review_decided", async () => {
+    const other = await db.connectAnother(2);
+    const a = await item("s1", RATES, 30);
+    const b = await item("s2", RATES_NEAR, 20);
+    const [pa, pb] = pairOf(a, b);
+    const [row] = await db.prisma.$queryRaw<{ id: bigint }[]>`
+      INSERT INTO dedup_reviews (entry_key, candidate_key, pair_a, pair_b, stage, score, threshold,
+                                 item_version)
+      VALUES (${b}, ${a}, ${pa}, ${pb}, 'near', 0.45, 0.54, 1) RETURNING id`;
+    const id = String(row?.id);
+    const results = await Promise.allSettled([
+      confirmReview(db, id, "admin"),
+      rejectReview(other, id, "admin"),
+    ]);
+    const ok = results.filter((r) => r.status === "fulfilled");
+    const refused = results.filter((r) => r.status === "rejected");
+    expect(ok).toHaveLength(1);
+    expect(refused.map((r) => (r as PromiseRejectedResult).reason.code)).toEqual([
+      "review_decided",
+    ]);
+    const decided = await db.prisma.$queryRaw<{ state: string }[]>`
+      SELECT state FROM dedup_reviews WHERE id = ${BigInt(id)}`;
+    expect((await liveLink(b)) !== null).toBe(decided[0]?.state === "confirmed");
+  });
+
+  it("one link undone twice at once: one undo, one 409, one audit row", async () => {
+    const other = await db.connectAnother(2);
+    const a = await item("s1", RATES, 30);
+    const b = await item("s2", RATES_NEAR, 20);
+    const { linkId } = await link(b, a);
+    const before = (await listAudit(db, { action: "dedup.undo", limit: 200 })).entries.length;
+    const results = await Promise.allSettled([
+      undoLink(db, { linkId }, "admin"),
+      undoLink(other, { linkId }, "admin"),
+    ]);
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    expect(
+      results
+        .filter((r) => r.status === "rejected")
+        .map((r) => (r as PromiseRejectedResult).reason.code),
+    ).toEqual(["link_ended"]);
+    expect((await listAudit(db, { action: "dedup.undo", limit: 200 })).entries).toHaveLength(
+      before + 1,
+    );
   });
 });
