@@ -214,6 +214,20 @@ function unrelatedShare(ps: Prepared[], radius: Radius): number {
   return n ? hit / n : 0;
 }
 
+/** Hamming distances of the unrelated pairs the banded lookup reads at `radius`. */
+function unrelatedDistances(ps: Prepared[], radius: number): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < ps.length; i++) {
+    for (let j = (i * 7) % 13; j < ps.length; j += 13) {
+      if (j === i) continue;
+      const a = ps[i] as Prepared;
+      const b = ps[j] as Prepared;
+      if (retrievableAt(a.sa, b.sb, radius)) out.push(hamming(a.sa, b.sb));
+    }
+  }
+  return out;
+}
+
 const simhashes = (p: Prepared): [bigint, bigint] => [p.sa, p.sb];
 
 function predict(p: Prepared, radius: Radius, c: Choice): boolean {
@@ -306,6 +320,19 @@ export async function run(args: string[]): Promise<void> {
     `  Hamming of label-1 pairs found at radius ${radius} (before maxHamming): ` +
       `p50 ${q(0.5)} p90 ${q(0.9)} p99 ${q(0.99)} max ${found[found.length - 1]}`,
   );
+
+  // What maxHamming keeps: of the label-1 pairs the lookup finds, and of the unrelated ones it
+  // reads, the share within each distance (the unrelated ones are the candidates scored for nothing).
+  log(`maxHamming at radius ${radius}: label-1 found kept / unrelated read kept`);
+  const maxRows: { maxHamming: number; positives: number; unrelated: number }[] = [];
+  const unrelatedFound = unrelatedDistances(prepared, radius);
+  for (const m of [16, 18, 20, 22, 24, 26, 28, 32]) {
+    const kept = found.filter((h) => h <= m).length / Math.max(1, found.length);
+    const u = unrelatedFound.filter((h) => h <= m).length / Math.max(1, unrelatedFound.length);
+    maxRows.push({ maxHamming: m, positives: kept, unrelated: u });
+    log(`  ${String(m).padStart(2)}  ${f3(kept)}  ${f3(u)}`);
+  }
+  result.maxHamming = maxRows;
 
   // Where the shipped score separates the labels: the share labelled 1 per score bin, over all
   // pairs (retrieved or not). The grey band belongs where that share is near a coin toss.

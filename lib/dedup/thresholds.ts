@@ -51,6 +51,6 @@ export type DedupThresholds = z.infer<typeof dedupThresholdsSchema>;
 
 export const DEFAULT_THRESHOLDS: DedupThresholds = Object.freeze({
   windowHours: 72,
-  retrieval: Object.freeze({ radius: 1, maxHamming: 28 }),
+  retrieval: Object.freeze({ radius: 1, maxHamming: 22 }),
   near: Object.freeze({ duplicate: 0.55, review: 0.45 }),
 }) as DedupThresholds;
