@@ -38,9 +38,31 @@ function inWindow(p: Probe, t: DedupThresholds): Prisma.Sql {
 }
 
 /**
- * Stage 1: the same normalised URL (an index lookup on dedup_items_url_idx). Not held to the
- * window: a re-visit of one article is the same article whenever it comes. The earliest first.
+ * Stages 1 and 2 in one round trip, each an index lookup: the same normalised URL
+ * (dedup_items_url_idx; not held to the window: a re-visit of one article is the same article
+ * whenever it comes), and the same normalised text within the window (dedup_items_content_idx).
+ * The earliest of each; the caller takes the URL match first.
  */
+export async function byKeys(
+  tx: Tx,
+  p: Probe,
+  t: DedupThresholds,
+): Promise<{ url: Candidate | null; exact: Candidate | null }> {
+  if (p.keys.urlKey === null && p.keys.contentKey === null) return { url: null, exact: null };
+  const [row] = await tx.$queryRaw<{ by_url: string | null; by_content: string | null }[]>`
+    SELECT (SELECT d.entry_key FROM dedup_items d
+            WHERE d.url_key = ${p.keys.urlKey} AND ${eligible(p)}
+            ORDER BY d.first_seen_at, d.entry_key LIMIT 1) AS by_url,
+           (SELECT d.entry_key FROM dedup_items d
+            WHERE d.content_key = ${p.keys.contentKey} AND ${inWindow(p, t)} AND ${eligible(p)}
+            ORDER BY d.first_seen_at, d.entry_key LIMIT 1) AS by_content`;
+  return {
+    url: row?.by_url ? { entryKey: row.by_url } : null,
+    exact: row?.by_content ? { entryKey: row.by_content } : null,
+  };
+}
+
+/** Stage 1 alone (the re-run's dry run asks stage by stage). */
 export async function byUrl(tx: Tx, p: Probe): Promise<Candidate | null> {
   if (p.keys.urlKey === null) return null;
   const [row] = await tx.$queryRaw<{ entry_key: string }[]>`
@@ -50,7 +72,7 @@ export async function byUrl(tx: Tx, p: Probe): Promise<Candidate | null> {
   return row ? { entryKey: row.entry_key } : null;
 }
 
-/** Stage 2: the same normalised text within the window (dedup_items_content_idx). */
+/** Stage 2 alone. */
 export async function byContent(tx: Tx, p: Probe, t: DedupThresholds): Promise<Candidate | null> {
   if (p.keys.contentKey === null) return null;
   const [row] = await tx.$queryRaw<{ entry_key: string }[]>`

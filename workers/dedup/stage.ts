@@ -14,9 +14,9 @@ import { Prisma } from "@/lib/generated/prisma/client";
 import type { ItemJob, Stage, StageVerdict } from "@/workers/line/stage";
 import { PermanentJobError } from "@/workers/queue/queueWorker";
 import { linkItem, removeItem, type Tx, unlinkItem } from "./clusters";
-import { finish, openReview, storedDecision, supersedeReviews, writeKeys } from "./decision";
+import { current, finish, openReview, writeKeys } from "./decision";
 import { lockAll, lockNames } from "./locks";
-import { byContent, byUrl, type ItemText, nearCandidates, type Probe, texts } from "./lookup";
+import { byKeys, type ItemText, nearCandidates, type Probe, texts } from "./lookup";
 import type { MeaningComparer } from "./meaning";
 import { ThresholdsCache } from "./settings";
 
@@ -110,10 +110,8 @@ async function decide(
 
       // Under the lock: a newer version written meanwhile has its own job, and a decision
       // already stored for this version (the job ran before) is not made twice.
-      const [now] = await tx.$queryRaw<{ version: number }[]>`
-        SELECT version FROM news WHERE entry_key = ${job.entryKey}`;
-      if (!now || Number(now.version) > job.version) return "stale";
-      const stored = await storedDecision(tx, job.entryKey);
+      const { newsVersion, stored } = await current(tx, job.entryKey);
+      if (newsVersion === null || newsVersion > job.version) return "stale";
       if (stored?.decided && stored.version >= job.version) {
         if (stored.version > job.version) return "stale";
         return SURVIVES.has(stored.outcome) ? "survived" : "dropped";
@@ -128,7 +126,6 @@ async function decide(
         keys,
       });
       if (!written) return "stale";
-      await supersedeReviews(tx, job.entryKey);
       const d =
         removal !== null
           ? await remove(tx, job.entryKey, removal)
@@ -216,7 +213,7 @@ async function cascade(tx: Tx, c: CascadeInput): Promise<Decision> {
   let match: Match | null = null;
   let greys: Grey[] = [];
 
-  const url = await byUrl(tx, probe);
+  const { url, exact } = await byKeys(tx, probe, c.thresholds);
   if (url) {
     match = {
       matchedKey: url.entryKey,
@@ -225,18 +222,14 @@ async function cascade(tx: Tx, c: CascadeInput): Promise<Decision> {
       threshold: 1,
       evidence: { urlKey: c.keys.urlKey },
     };
-  }
-  if (!match) {
-    const exact = await byContent(tx, probe, c.thresholds);
-    if (exact) {
-      match = {
-        matchedKey: exact.entryKey,
-        stage: "exact",
-        score: 1,
-        threshold: 1,
-        evidence: { contentKey: c.keys.contentKey },
-      };
-    }
+  } else if (exact) {
+    match = {
+      matchedKey: exact.entryKey,
+      stage: "exact",
+      score: 1,
+      threshold: 1,
+      evidence: { contentKey: c.keys.contentKey },
+    };
   }
   if (!match) {
     const near = await nearCandidates(tx, probe, c.thresholds);
