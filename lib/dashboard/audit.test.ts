@@ -11,6 +11,12 @@ describe("KNOWN_AUDIT_ACTIONS (the Audit page's action filter)", () => {
       ...Object.values(SOURCE_AUDIT_ACTIONS),
       "chaos.set",
       "chaos.clear",
+      "dedup.undo",
+      "dedup.review_confirm",
+      "dedup.review_reject",
+      "dedup.thresholds",
+      "dedup.rerun_dry_run",
+      "dedup.rerun_apply",
     ];
     expect([...KNOWN_AUDIT_ACTIONS].sort()).toEqual([...new Set(written)].sort());
     expect(KNOWN_AUDIT_ACTIONS).toContain("sources.fetch_now");
