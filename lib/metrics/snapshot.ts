@@ -45,6 +45,18 @@ export interface Snapshot {
   }[];
   rejections: { source: string; reason: string; n: number }[];
   workers: Record<WorkerState, number>;
+  dedup: {
+    pending: number;
+    /** Seconds the oldest pending review has waited (0: none). */
+    oldestPending: number;
+    clusters: number;
+    /** Unix seconds of the last decision, null before the first. */
+    lastDecision: number | null;
+    decidedHour: number;
+    duplicatesHour: number;
+    undecided: number;
+    undecidedOldest: number;
+  };
 }
 
 export async function readSnapshot(db: Database): Promise<Snapshot> {
@@ -103,6 +115,7 @@ export async function readSnapshot(db: Database): Promise<Snapshot> {
     SELECT source_id AS source, reason, count::float8 AS n FROM story_webhook_rejections
     ORDER BY source_id, reason LIMIT 1000`;
   const workers = await countWorkers(db);
+  const [dedup] = await readDedup(db);
   return {
     queues,
     breakers: breakers ?? { open: 0, halfOpen: 0 },
@@ -112,7 +125,44 @@ export async function readSnapshot(db: Database): Promise<Snapshot> {
     stories,
     rejections,
     workers,
+    dedup: dedup ?? {
+      pending: 0,
+      oldestPending: 0,
+      clusters: 0,
+      lastDecision: null,
+      decidedHour: 0,
+      duplicatesHour: 0,
+      undecided: 0,
+      undecidedOldest: 0,
+    },
   };
+}
+
+/**
+ * The dedup stage's gauges in one statement: pending reviews (dedup_reviews_pending_idx), live
+ * clusters (dedup_clusters_members_idx is partial on live ones), the last hour's decisions
+ * (dedup_items_decided_at_idx), and the items changed in the last hour that are not decided at
+ * their version (news_updated_at_idx, then dedup_items by primary key). The hour bounds the
+ * last part: a stage stalled for longer still shows an hour-old item, which the alert needs.
+ */
+function readDedup(db: Database) {
+  return db.prisma.$queryRaw<Snapshot["dedup"][]>`
+    SELECT
+      (SELECT count(*) FROM dedup_reviews WHERE state = 'pending')::int AS pending,
+      coalesce((SELECT extract(epoch FROM now() - min(created_at)) FROM dedup_reviews
+                WHERE state = 'pending'), 0)::float8 AS "oldestPending",
+      (SELECT count(*) FROM dedup_clusters WHERE dissolved_at IS NULL)::int AS clusters,
+      (SELECT extract(epoch FROM max(decided_at)) FROM dedup_items)::float8 AS "lastDecision",
+      h.decided::int AS "decidedHour", h.duplicates::int AS "duplicatesHour",
+      u.undecided::int AS undecided, u.oldest::float8 AS "undecidedOldest"
+    FROM (SELECT count(*) FILTER (WHERE outcome <> 'removed') AS decided,
+                 count(*) FILTER (WHERE outcome = 'duplicate') AS duplicates
+          FROM dedup_items WHERE decided_at > now() - interval '1 hour') h,
+         (SELECT count(*) AS undecided,
+                 coalesce(extract(epoch FROM now() - min(n.updated_at)), 0) AS oldest
+          FROM news n LEFT JOIN dedup_items d ON d.entry_key = n.entry_key
+          WHERE n.updated_at > now() - interval '1 hour'
+            AND (d.version IS NULL OR d.version < n.version)) u`;
 }
 
 /**

@@ -50,6 +50,12 @@ export function subscribeMetrics(m: OwnMetrics): () => void {
         m.storyLag.observe({ source }, Math.max(0, e.lagSeconds));
       }
     }),
+    on("dedup:decided", (e) => {
+      m.dedupDecisions.inc({ stage: e.stage ?? "none", outcome: e.outcome });
+      if (Number.isFinite(e.ms) && e.ms >= 0) {
+        m.dedupDecisionSeconds.observe({ outcome: e.outcome }, e.ms / 1000);
+      }
+    }),
     on("story:notification", (e) =>
       m.storyNotifications.inc({ ...e, source: e.source || "unknown" }),
     ),
