@@ -29,6 +29,12 @@ const BENCHMARKS: Record<string, Benchmark> = {
       "graphile-worker, pg-boss)",
     load: () => import("./queue"),
   },
+  dedup: {
+    describe:
+      "the dedup stage's decisions/s and per-item p50/p99 with 1M items in the window, against " +
+      "the writer's rate",
+    load: () => import("./dedup"),
+  },
   parse: {
     describe: "feed parsing (the corpora and a 5,000-item RSS) against rss-parser and feed-parser",
     load: () => import("./parse"),
