@@ -7,6 +7,10 @@ export interface Facts {
   up: boolean;
   n: number;
   bps: number;
+  /** Who or where the story is about: an index into the topic's list of subjects. */
+  who: number;
+  /** Why, or what else: an index into the topic's list of reasons. */
+  why: number;
 }
 
 type Phrase = (f: Facts) => string;
@@ -30,6 +34,140 @@ export const bnNum = (x: number | string): string =>
 const pct = (f: Facts) => f.pct.toFixed(1);
 const bnPct = (f: Facts) => bnNum(f.pct.toFixed(1));
 
+// Subjects and reasons, English and Bangla side by side. Two stories of one topic are about
+// different subjects or for different reasons far more often than not, as two real stories of
+// one beat are: without them, the 14 topics' stories in an hour differ only by a figure and
+// look like edits of each other to any dedup.
+type Names = readonly (readonly [string, string])[];
+const en = (list: Names, i: number) => (list[i % list.length] as readonly [string, string])[0];
+const bn = (list: Names, i: number) => (list[i % list.length] as readonly [string, string])[1];
+
+// Bangla case endings follow the stem's last sound: after a vowel sign the genitive is -র and the
+// locative -য় (after া) or -তে; after a consonant, -এর and -এ.
+const VOWEL_SIGN_END = /[\u09BE-\u09CC]$/;
+const bnGen = (w: string) => (VOWEL_SIGN_END.test(w) ? `${w}র` : `${w}ের`);
+const bnLoc = (w: string) => (/া$/.test(w) ? `${w}য়` : VOWEL_SIGN_END.test(w) ? `${w}তে` : `${w}ে`);
+
+const DISTRICTS: Names = [
+  ["Sylhet", "সিলেট"],
+  ["Sunamganj", "সুনামগঞ্জ"],
+  ["Kurigram", "কুড়িগ্রাম"],
+  ["Gaibandha", "গাইবান্ধা"],
+  ["Lalmonirhat", "লালমনিরহাট"],
+  ["Nilphamari", "নীলফামারী"],
+  ["Jamalpur", "জামালপুর"],
+  ["Sirajganj", "সিরাজগঞ্জ"],
+  ["Bogura", "বগুড়া"],
+  ["Netrokona", "নেত্রকোনা"],
+  ["Moulvibazar", "মৌলভীবাজার"],
+  ["Habiganj", "হবিগঞ্জ"],
+  ["Rangpur", "রংপুর"],
+  ["Feni", "ফেনী"],
+  ["Cumilla", "কুমিল্লা"],
+  ["Barishal", "বরিশাল"],
+];
+const DSE_COMPANIES: Names = [
+  ["Grameenphone", "গ্রামীণফোন"],
+  ["Robi", "রবি"],
+  ["Square Pharma", "স্কয়ার ফার্মা"],
+  ["BRAC Bank", "ব্র্যাক ব্যাংক"],
+  ["Beximco", "বেক্সিমকো"],
+  ["Walton", "ওয়ালটন"],
+  ["Renata", "রেনাটা"],
+  ["City Bank", "সিটি ব্যাংক"],
+  ["Olympic Industries", "অলিম্পিক ইন্ডাস্ট্রিজ"],
+  ["Summit Power", "সামিট পাওয়ার"],
+  ["Bata Shoe", "বাটা সু"],
+  ["Marico Bangladesh", "ম্যারিকো বাংলাদেশ"],
+];
+const SECTORS: Names = [
+  ["banks", "ব্যাংক"],
+  ["textile stocks", "বস্ত্র"],
+  ["pharma stocks", "ওষুধ"],
+  ["power stocks", "বিদ্যুৎ"],
+  ["telecom stocks", "টেলিযোগাযোগ"],
+  ["insurers", "বিমা"],
+  ["cement makers", "সিমেন্ট"],
+  ["engineering stocks", "প্রকৌশল"],
+];
+const US_COMPANIES: Names = [
+  ["Apple", "অ্যাপল"],
+  ["Microsoft", "মাইক্রোসফট"],
+  ["Amazon", "অ্যামাজন"],
+  ["Nvidia", "এনভিডিয়া"],
+  ["Tesla", "টেসলা"],
+  ["Meta", "মেটা"],
+  ["Alphabet", "অ্যালফাবেট"],
+  ["Netflix", "নেটফ্লিক্স"],
+  ["Intel", "ইন্টেল"],
+  ["Oracle", "ওরাকল"],
+];
+const TEAMS: Names = [
+  ["Sri Lanka", "শ্রীলঙ্কা"],
+  ["India", "ভারত"],
+  ["Pakistan", "পাকিস্তান"],
+  ["Afghanistan", "আফগানিস্তান"],
+  ["Zimbabwe", "জিম্বাবুয়ে"],
+  ["Ireland", "আয়ারল্যান্ড"],
+  ["West Indies", "ওয়েস্ট ইন্ডিজ"],
+  ["New Zealand", "নিউজিল্যান্ড"],
+];
+const VENUES: Names = [
+  ["Mirpur", "মিরপুরে"],
+  ["Chattogram", "চট্টগ্রামে"],
+  ["Sylhet", "সিলেটে"],
+  ["Khulna", "খুলনায়"],
+];
+const PORTS: Names = [
+  ["Chattogram", "চট্টগ্রাম"],
+  ["Mongla", "মোংলা"],
+  ["Payra", "পায়রা"],
+];
+const MONTHS: Names = [
+  ["January", "জানুয়ারিতে"],
+  ["February", "ফেব্রুয়ারিতে"],
+  ["March", "মার্চে"],
+  ["April", "এপ্রিলে"],
+  ["May", "মে মাসে"],
+  ["June", "জুনে"],
+  ["July", "জুলাইয়ে"],
+  ["August", "আগস্টে"],
+  ["September", "সেপ্টেম্বরে"],
+  ["October", "অক্টোবরে"],
+  ["November", "নভেম্বরে"],
+  ["December", "ডিসেম্বরে"],
+];
+const MARKETS: Names = [
+  ["the EU", "ইউরোপীয় ইউনিয়নে"],
+  ["the US", "যুক্তরাষ্ট্রে"],
+  ["the UK", "যুক্তরাজ্যে"],
+  ["Canada", "কানাডায়"],
+  ["Japan", "জাপানে"],
+  ["Australia", "অস্ট্রেলিয়ায়"],
+];
+const OIL_REASONS: Names = [
+  ["as OPEC+ meets", "ওপেক প্লাস বৈঠকের আগে"],
+  ["on China demand hopes", "চীনের চাহিদা বাড়ার আশায়"],
+  ["after US stockpile data", "মার্কিন মজুতের তথ্যের পর"],
+  ["on Middle East tensions", "মধ্যপ্রাচ্যে উত্তেজনায়"],
+  ["as the dollar weakens", "ডলার দুর্বল হওয়ায়"],
+  ["on Red Sea shipping fears", "লোহিত সাগরে জাহাজ চলাচলের শঙ্কায়"],
+];
+const RATE_REASONS: Names = [
+  ["citing stubborn inflation", "মূল্যস্ফীতি নিয়ন্ত্রণে"],
+  ["as growth slows", "প্রবৃদ্ধি কমে যাওয়ায়"],
+  ["to support jobs", "কর্মসংস্থান বাড়াতে"],
+  ["after a weak jobs report", "দুর্বল কর্মসংস্থান প্রতিবেদনের পর"],
+  ["as wages climb", "মজুরি বাড়ায়"],
+];
+const CENTRAL_BANKERS: Names = [
+  ["Lagarde", "লাগার্দ"],
+  ["Lane", "লেন"],
+  ["Schnabel", "শ্নাবেল"],
+  ["Nagel", "নাগেল"],
+  ["Villeroy", "ভিলেরয়"],
+];
+
 export const TOPICS: readonly Topic[] = [
   {
     key: "fed-rate",
@@ -37,17 +175,21 @@ export const TOPICS: readonly Topic[] = [
     instruments: ["DXY", "EURUSD"],
     headlines: {
       en: [
-        (f) => `Fed ${f.up ? "raises" : "cuts"} rates by ${f.bps} basis points`,
-        (f) => `Federal Reserve ${f.up ? "hikes" : "lowers"} key rate ${f.bps}bp`,
-        (f) => `US central bank ${f.up ? "lifts" : "trims"} benchmark rate by ${f.bps} bps`,
+        (f) =>
+          `Fed ${f.up ? "raises" : "cuts"} rates by ${f.bps} basis points ${en(RATE_REASONS, f.why)}`,
+        (f) =>
+          `Federal Reserve ${f.up ? "hikes" : "lowers"} key rate ${f.bps}bp ${en(RATE_REASONS, f.why)}`,
+        (f) =>
+          `US central bank ${f.up ? "lifts" : "trims"} benchmark rate by ${f.bps} bps in ${en(MONTHS, f.who)}`,
       ],
     },
     summary: {
-      en: (f) => `The decision moved the dollar ${pct(f)}% as traders repriced the outlook.`,
+      en: (f) =>
+        `The ${en(MONTHS, f.who)} decision moved the dollar ${pct(f)}% as traders repriced the outlook.`,
     },
     rewrite: {
       en: (f) =>
-        `Markets repriced the outlook and the dollar moved ${pct(f)}% after the Fed's move.`,
+        `Markets repriced the outlook and the dollar moved ${pct(f)}% after the Fed's ${en(MONTHS, f.who)} move.`,
     },
   },
   {
@@ -56,18 +198,23 @@ export const TOPICS: readonly Topic[] = [
     instruments: ["USDBDT"],
     headlines: {
       en: [
-        (f) => `Bangladesh Bank ${f.up ? "raises" : "cuts"} policy rate by ${f.bps} bps`,
-        (f) => `Bangladesh central bank ${f.up ? "hikes" : "lowers"} repo rate ${f.bps}bp`,
+        (f) =>
+          `Bangladesh Bank ${f.up ? "raises" : "cuts"} policy rate by ${f.bps} bps ${en(RATE_REASONS, f.why)}`,
+        (f) =>
+          `Bangladesh central bank ${f.up ? "hikes" : "lowers"} repo rate ${f.bps}bp in ${en(MONTHS, f.who)}`,
       ],
       bn: [
-        (f) => `বাংলাদেশ ব্যাংক নীতি সুদহার ${bnNum(f.bps)} বেসিস পয়েন্ট ${f.up ? "বাড়াল" : "কমাল"}`,
-        (f) => `নীতি সুদহার ${f.up ? "বাড়ল" : "কমল"} ${bnNum(f.bps)} বেসিস পয়েন্ট`,
-        (f) => `রেপো হার ${f.up ? "বাড়িয়েছে" : "কমিয়েছে"} কেন্দ্রীয় ব্যাংক`,
+        (f) =>
+          `${bn(RATE_REASONS, f.why)} নীতি সুদহার ${bnNum(f.bps)} বেসিস পয়েন্ট ${f.up ? "বাড়াল" : "কমাল"} বাংলাদেশ ব্যাংক`,
+        (f) => `${bn(MONTHS, f.who)} নীতি সুদহার ${f.up ? "বাড়ল" : "কমল"} ${bnNum(f.bps)} বেসিস পয়েন্ট`,
+        (f) =>
+          `রেপো হার ${f.up ? "বাড়িয়েছে" : "কমিয়েছে"} কেন্দ্রীয় ব্যাংক, ${bn(RATE_REASONS, f.why)} সিদ্ধান্ত`,
       ],
     },
     summary: {
-      en: (f) => `The taka moved ${pct(f)}% against the dollar after the announcement.`,
-      bn: (f) => `ঘোষণার পর ডলারের বিপরীতে টাকার মান ${bnPct(f)} শতাংশ বদলেছে।`,
+      en: (f) =>
+        `The taka moved ${pct(f)}% against the dollar after the ${en(MONTHS, f.who)} announcement.`,
+      bn: (f) => `${bn(MONTHS, f.who)} ঘোষণার পর ডলারের বিপরীতে টাকার মান ${bnPct(f)} শতাংশ বদলেছে।`,
     },
     rewrite: {
       en: (f) => `Against the dollar, the taka shifted ${pct(f)}% once the central bank spoke.`,
@@ -81,18 +228,20 @@ export const TOPICS: readonly Topic[] = [
     headlines: {
       en: [
         (f) =>
-          `S&P 500 ${f.up ? "rises" : "falls"} ${pct(f)}% as tech stocks ${f.up ? "rally" : "slide"}`,
+          `S&P 500 ${f.up ? "rises" : "falls"} ${pct(f)}% as ${en(US_COMPANIES, f.who)} ${f.up ? "rallies" : "slides"}`,
         (f) =>
-          `Wall Street ${f.up ? "climbs" : "drops"}: S&P 500 ${f.up ? "up" : "down"} ${pct(f)}%`,
-        (f) => `US stocks ${f.up ? "gain" : "lose"} ${pct(f)}% led by technology shares`,
+          `Wall Street ${f.up ? "climbs" : "drops"}: S&P 500 ${f.up ? "up" : "down"} ${pct(f)}% on ${en(US_COMPANIES, f.who)}`,
+        (f) =>
+          `US stocks ${f.up ? "gain" : "lose"} ${pct(f)}% led by ${en(US_COMPANIES, f.who)} shares`,
       ],
     },
     summary: {
-      en: (f) => `The benchmark index closed ${f.up ? "higher" : "lower"} by ${pct(f)} percent.`,
+      en: (f) =>
+        `The benchmark index closed ${f.up ? "higher" : "lower"} by ${pct(f)} percent ${en(RATE_REASONS, f.why)}.`,
     },
     rewrite: {
       en: (f) =>
-        `Technology names drove the index ${f.up ? "up" : "down"} ${pct(f)} percent by the close.`,
+        `${en(US_COMPANIES, f.who)} drove the index ${f.up ? "up" : "down"} ${pct(f)} percent by the close.`,
     },
   },
   {
@@ -101,13 +250,17 @@ export const TOPICS: readonly Topic[] = [
     instruments: ["DSEX"],
     headlines: {
       en: [
-        (f) => `Dhaka stocks ${f.up ? "rise" : "fall"} ${pct(f)}% in heavy trading`,
-        (f) => `DSEX ${f.up ? "gains" : "sheds"} ${pct(f)} percent`,
+        (f) =>
+          `Dhaka stocks ${f.up ? "rise" : "fall"} ${pct(f)}% as ${en(SECTORS, f.who)} ${f.up ? "lead" : "drag"}`,
+        (f) => `DSEX ${f.up ? "gains" : "sheds"} ${pct(f)} percent on ${en(SECTORS, f.who)}`,
       ],
       bn: [
-        (f) => `ডিএসইএক্স সূচক ${bnPct(f)} শতাংশ ${f.up ? "বেড়েছে" : "কমেছে"}`,
-        (f) => `ঢাকার শেয়ারবাজারে সূচক ${f.up ? "বাড়ল" : "কমল"} ${bnPct(f)} শতাংশ`,
-        (f) => `পুঁজিবাজারে ${f.up ? "উত্থান" : "দরপতন"}, ডিএসইএক্স ${bnPct(f)}%`,
+        (f) =>
+          `${bn(SECTORS, f.who)} খাতের নেতৃত্বে ডিএসইএক্স সূচক ${bnPct(f)} শতাংশ ${f.up ? "বেড়েছে" : "কমেছে"}`,
+        (f) =>
+          `ঢাকার শেয়ারবাজারে সূচক ${f.up ? "বাড়ল" : "কমল"} ${bnPct(f)} শতাংশ, এগিয়ে ${bn(SECTORS, f.who)}`,
+        (f) =>
+          `পুঁজিবাজারে ${f.up ? "উত্থান" : "দরপতন"}, ডিএসইএক্স ${bnPct(f)}%, আলোচনায় ${bn(SECTORS, f.who)}`,
       ],
     },
     summary: {
@@ -125,12 +278,15 @@ export const TOPICS: readonly Topic[] = [
     instruments: ["GP.DH"],
     headlines: {
       en: [
-        (f) => `Grameenphone shares ${f.up ? "jump" : "slip"} ${pct(f)}% after earnings`,
-        (f) => `GP stock ${f.up ? "up" : "down"} ${pct(f)}% on quarterly results`,
+        (f) =>
+          `${en(DSE_COMPANIES, f.who)} shares ${f.up ? "jump" : "slip"} ${pct(f)}% after earnings`,
+        (f) =>
+          `${en(DSE_COMPANIES, f.who)} stock ${f.up ? "up" : "down"} ${pct(f)}% on quarterly results`,
       ],
       bn: [
-        (f) => `গ্রামীণফোনের শেয়ারদর ${bnPct(f)} শতাংশ ${f.up ? "বেড়েছে" : "কমেছে"}`,
-        (f) => `মুনাফা প্রকাশের পর জিপির শেয়ার ${f.up ? "চাঙা" : "নিম্নমুখী"}`,
+        (f) =>
+          `${bnGen(bn(DSE_COMPANIES, f.who))} শেয়ারদর ${bnPct(f)} শতাংশ ${f.up ? "বেড়েছে" : "কমেছে"}`,
+        (f) => `মুনাফা প্রকাশের পর ${bnGen(bn(DSE_COMPANIES, f.who))} শেয়ার ${f.up ? "চাঙা" : "নিম্নমুখী"}`,
       ],
     },
     summary: {
@@ -138,8 +294,9 @@ export const TOPICS: readonly Topic[] = [
       bn: (f) => `কোম্পানিটি ত্রৈমাসিকে ${bnNum(f.n * 12)} কোটি টাকা মুনাফা করেছে।`,
     },
     rewrite: {
-      en: (f) => `The operator reported ${f.n * 12} crore taka in profit for the quarter.`,
-      bn: (f) => `তিন মাসে অপারেটরটির মুনাফা ${bnNum(f.n * 12)} কোটি টাকা।`,
+      en: (f) =>
+        `${en(DSE_COMPANIES, f.who)} reported ${f.n * 12} crore taka in profit for the quarter.`,
+      bn: (f) => `তিন মাসে ${bnGen(bn(DSE_COMPANIES, f.who))} মুনাফা ${bnNum(f.n * 12)} কোটি টাকা।`,
     },
   },
   {
@@ -148,16 +305,21 @@ export const TOPICS: readonly Topic[] = [
     instruments: ["EURUSD"],
     headlines: {
       en: [
-        (f) => `Euro ${f.up ? "strengthens" : "weakens"} ${pct(f)}% after ECB remarks`,
-        (f) => `EUR/USD ${f.up ? "rises" : "falls"} ${pct(f)}% as ECB signals path`,
-        (f) => `Euro ${f.up ? "gains" : "slides"} on ECB policy comments`,
+        (f) =>
+          `Euro ${f.up ? "strengthens" : "weakens"} ${pct(f)}% after ${en(CENTRAL_BANKERS, f.who)} remarks`,
+        (f) =>
+          `EUR/USD ${f.up ? "rises" : "falls"} ${pct(f)}% as ECB's ${en(CENTRAL_BANKERS, f.who)} signals path`,
+        (f) =>
+          `Euro ${f.up ? "gains" : "slides"} on comments from ECB's ${en(CENTRAL_BANKERS, f.who)}`,
       ],
     },
     summary: {
-      en: (f) => `The single currency moved ${pct(f)}% against the dollar in European trading.`,
+      en: (f) =>
+        `The single currency moved ${pct(f)}% against the dollar in European trading ${en(RATE_REASONS, f.why)}.`,
     },
     rewrite: {
-      en: (f) => `Comments from ECB officials pushed the currency ${pct(f)}% in Europe.`,
+      en: (f) =>
+        `Comments from ${en(CENTRAL_BANKERS, f.who)} pushed the currency ${pct(f)}% in Europe.`,
     },
   },
   {
@@ -166,12 +328,13 @@ export const TOPICS: readonly Topic[] = [
     instruments: ["BRENT", "CL"],
     headlines: {
       en: [
-        (f) => `Oil ${f.up ? "climbs" : "falls"} ${pct(f)}% on supply ${f.up ? "worries" : "glut"}`,
-        (f) => `Brent crude ${f.up ? "up" : "down"} ${pct(f)}% as OPEC+ meets`,
+        (f) => `Oil ${f.up ? "climbs" : "falls"} ${pct(f)}% ${en(OIL_REASONS, f.why)}`,
+        (f) => `Brent crude ${f.up ? "up" : "down"} ${pct(f)}% ${en(OIL_REASONS, f.why)}`,
       ],
       bn: [
-        (f) => `বিশ্ববাজারে তেলের দাম ${bnPct(f)} শতাংশ ${f.up ? "বেড়েছে" : "কমেছে"}`,
-        (f) => `ব্রেন্ট তেলের দাম ${f.up ? "বাড়ল" : "কমল"} ${bnPct(f)}%`,
+        (f) =>
+          `${bn(OIL_REASONS, f.why)} বিশ্ববাজারে তেলের দাম ${bnPct(f)} শতাংশ ${f.up ? "বেড়েছে" : "কমেছে"}`,
+        (f) => `${bn(OIL_REASONS, f.why)} ব্রেন্ট তেলের দাম ${f.up ? "বাড়ল" : "কমল"} ${bnPct(f)}%`,
       ],
     },
     summary: {
@@ -190,8 +353,8 @@ export const TOPICS: readonly Topic[] = [
     headlines: {
       en: [
         (f) =>
-          `Gold ${f.up ? "hits record" : "retreats"} as investors ${f.up ? "seek safety" : "take profits"}`,
-        (f) => `Gold prices ${f.up ? "rise" : "fall"} ${pct(f)}%`,
+          `Gold ${f.up ? "hits record" : "retreats"} ${en(OIL_REASONS, f.why)} as investors ${f.up ? "seek safety" : "take profits"}`,
+        (f) => `Gold prices ${f.up ? "rise" : "fall"} ${pct(f)}% ${en(OIL_REASONS, f.why)}`,
       ],
       bn: [
         (f) => `স্বর্ণের দাম ভরিতে ${bnNum(f.n * 100)} টাকা ${f.up ? "বাড়ল" : "কমল"}`,
@@ -199,12 +362,13 @@ export const TOPICS: readonly Topic[] = [
       ],
     },
     summary: {
-      en: (f) => `Spot gold moved ${pct(f)}% in Asian trading.`,
-      bn: () => "বাংলাদেশ জুয়েলার্স সমিতি নতুন দাম ঘোষণা করেছে।",
+      en: (f) => `Spot gold moved ${pct(f)}% in Asian trading to $${2_300 + f.n * 10} an ounce.`,
+      bn: (f) =>
+        `বাংলাদেশ জুয়েলার্স সমিতি ${bn(MONTHS, f.who)} নতুন দাম ঘোষণা করেছে, ভরি ${bnNum(110_000 + f.n * 100)} টাকা।`,
     },
     rewrite: {
       en: (f) => `In Asia the metal moved ${pct(f)}% on the spot market.`,
-      bn: () => "জুয়েলার্স সমিতির ঘোষণায় নতুন দর কার্যকর হচ্ছে।",
+      bn: (f) => `জুয়েলার্স সমিতির ঘোষণায় ভরিপ্রতি ${bnNum(110_000 + f.n * 100)} টাকা দর কার্যকর হচ্ছে।`,
     },
   },
   {
@@ -213,12 +377,15 @@ export const TOPICS: readonly Topic[] = [
     instruments: [],
     headlines: {
       en: [
-        (f) => `Bangladesh garment exports ${f.up ? "rise" : "fall"} ${pct(f)}% in October`,
-        (f) => `RMG shipments ${f.up ? "up" : "down"} ${pct(f)}% year on year`,
+        (f) =>
+          `Bangladesh garment exports to ${en(MARKETS, f.why)} ${f.up ? "rise" : "fall"} ${pct(f)}% in ${en(MONTHS, f.who)}`,
+        (f) =>
+          `RMG shipments to ${en(MARKETS, f.why)} ${f.up ? "up" : "down"} ${pct(f)}% in ${en(MONTHS, f.who)}`,
       ],
       bn: [
-        (f) => `তৈরি পোশাক রপ্তানি ${bnPct(f)} শতাংশ ${f.up ? "বেড়েছে" : "কমেছে"}`,
-        (f) => `পোশাক রপ্তানিতে ${f.up ? "প্রবৃদ্ধি" : "ধস"}, ${bnPct(f)} শতাংশ`,
+        (f) =>
+          `${bn(MONTHS, f.who)} ${bn(MARKETS, f.why)} তৈরি পোশাক রপ্তানি ${bnPct(f)} শতাংশ ${f.up ? "বেড়েছে" : "কমেছে"}`,
+        (f) => `${bn(MARKETS, f.why)} পোশাক রপ্তানিতে ${f.up ? "প্রবৃদ্ধি" : "ধস"}, ${bnPct(f)} শতাংশ`,
       ],
     },
     summary: {
@@ -236,22 +403,24 @@ export const TOPICS: readonly Topic[] = [
     instruments: [],
     headlines: {
       en: [
-        (f) => `Floods cut off ${f.n} villages in northern Bangladesh`,
-        (f) => `Monsoon flooding strands residents of ${f.n} villages`,
+        (f) => `Floods cut off ${f.n} villages in ${en(DISTRICTS, f.who)}`,
+        (f) => `Monsoon flooding strands residents of ${f.n} villages in ${en(DISTRICTS, f.who)}`,
       ],
       bn: [
-        (f) => `উত্তরাঞ্চলে বন্যায় ${bnNum(f.n)}টি গ্রাম প্লাবিত`,
-        (f) => `বন্যায় পানিবন্দী ${bnNum(f.n)} গ্রামের মানুষ`,
-        (f) => `টানা বর্ষণে ${bnNum(f.n)} গ্রাম পানির নিচে`,
+        (f) => `${bnLoc(bn(DISTRICTS, f.who))} বন্যায় ${bnNum(f.n)}টি গ্রাম প্লাবিত`,
+        (f) => `বন্যায় পানিবন্দী ${bnGen(bn(DISTRICTS, f.who))} ${bnNum(f.n)} গ্রামের মানুষ`,
+        (f) => `টানা বর্ষণে ${bnGen(bn(DISTRICTS, f.who))} ${bnNum(f.n)} গ্রাম পানির নিচে`,
       ],
     },
     summary: {
-      en: () => "Rivers rose above danger level after days of heavy rain.",
-      bn: () => "কয়েক দিনের ভারী বর্ষণে নদীর পানি বিপৎসীমার ওপরে।",
+      en: (f) =>
+        `Rivers in ${en(DISTRICTS, f.who)} rose ${f.n % 90} cm above danger level after days of heavy rain.`,
+      bn: (f) =>
+        `কয়েক দিনের ভারী বর্ষণে ${bnLoc(bn(DISTRICTS, f.who))} নদীর পানি বিপৎসীমার ${bnNum(f.n % 90)} সেন্টিমিটার ওপরে।`,
     },
     rewrite: {
-      en: () => "Days of downpour pushed rivers past the danger mark.",
-      bn: () => "টানা বৃষ্টিতে নদীগুলো বিপৎসীমা ছাড়িয়ে বইছে।",
+      en: (f) => `Days of downpour pushed ${en(DISTRICTS, f.who)}'s rivers past the danger mark.`,
+      bn: (f) => `টানা বৃষ্টিতে ${bnGen(bn(DISTRICTS, f.who))} নদীগুলো বিপৎসীমা ছাড়িয়ে বইছে।`,
     },
   },
   {
@@ -260,21 +429,25 @@ export const TOPICS: readonly Topic[] = [
     instruments: [],
     headlines: {
       en: [
-        (f) => `Bangladesh beat Sri Lanka by ${f.n} runs`,
-        (f) => `Tigers win by ${f.n} runs against Sri Lanka`,
+        (f) => `Bangladesh beat ${en(TEAMS, f.who)} by ${f.n} runs in ${en(VENUES, f.why)}`,
+        (f) => `Tigers win by ${f.n} runs against ${en(TEAMS, f.who)}`,
       ],
       bn: [
-        (f) => `শ্রীলঙ্কাকে ${bnNum(f.n)} রানে হারাল বাংলাদেশ`,
-        (f) => `${bnNum(f.n)} রানের জয় পেল টাইগাররা`,
+        (f) => `${bn(TEAMS, f.who)}কে ${bnNum(f.n)} রানে হারাল বাংলাদেশ`,
+        (f) =>
+          `${bn(VENUES, f.why)} ${bnGen(bn(TEAMS, f.who))} বিপক্ষে ${bnNum(f.n)} রানের জয় পেল টাইগাররা`,
       ],
     },
     summary: {
-      en: () => "The win levels the series ahead of the final match in Chattogram.",
-      bn: () => "এই জয়ে সিরিজে সমতা ফেরাল বাংলাদেশ।",
+      en: (f) =>
+        `The win in ${en(VENUES, f.why)} levels the series against ${en(TEAMS, f.who)} ahead of the final match.`,
+      bn: (f) =>
+        `${bn(VENUES, f.why)} এই জয়ে ${bnGen(bn(TEAMS, f.who))} বিপক্ষে সিরিজে সমতা ফেরাল বাংলাদেশ।`,
     },
     rewrite: {
-      en: () => "Bangladesh square the series with the decider still to come in Chattogram.",
-      bn: () => "চট্টগ্রামে শেষ ম্যাচের আগে সিরিজ এখন সমতায়।",
+      en: (f) =>
+        `Bangladesh square the series with ${en(TEAMS, f.who)}, the decider still to come.`,
+      bn: (f) => `শেষ ম্যাচের আগে ${bnGen(bn(TEAMS, f.who))} সঙ্গে সিরিজ এখন সমতায়।`,
     },
   },
   {
@@ -283,17 +456,18 @@ export const TOPICS: readonly Topic[] = [
     instruments: [],
     headlines: {
       en: [
-        (f) => `Chattogram port congestion strands ${f.n} ships`,
-        (f) => `${f.n} vessels wait outside Chattogram port`,
+        (f) => `${en(PORTS, f.who)} port congestion strands ${f.n} ships`,
+        (f) => `${f.n} vessels wait outside ${en(PORTS, f.who)} port`,
       ],
       bn: [
-        (f) => `চট্টগ্রাম বন্দরে জটে আটকা ${bnNum(f.n)} জাহাজ`,
-        (f) => `বন্দরের বহির্নোঙরে অপেক্ষায় ${bnNum(f.n)}টি জাহাজ`,
+        (f) => `${bn(PORTS, f.who)} বন্দরে জটে আটকা ${bnNum(f.n)} জাহাজ`,
+        (f) => `${bn(PORTS, f.who)} বন্দরের বহির্নোঙরে অপেক্ষায় ${bnNum(f.n)}টি জাহাজ`,
       ],
     },
     summary: {
-      en: () => "Importers warned of delays as container yards filled up.",
-      bn: () => "কনটেইনার ইয়ার্ড ভরে যাওয়ায় পণ্য খালাসে দেরি হচ্ছে।",
+      en: (f) =>
+        `Importers warned of delays of ${2 + (f.why % 9)} days as container yards filled up.`,
+      bn: (f) => `কনটেইনার ইয়ার্ড ভরে যাওয়ায় পণ্য খালাসে ${bnNum(2 + (f.why % 9))} দিন পর্যন্ত দেরি হচ্ছে।`,
     },
     rewrite: {
       en: () => "Full container yards mean delays for importers, traders said.",
@@ -307,16 +481,16 @@ export const TOPICS: readonly Topic[] = [
     headlines: {
       en: [
         (f) =>
-          `Apple shares ${f.up ? "rise" : "fall"} ${pct(f)}% after iPhone sales ${f.up ? "beat" : "miss"}`,
+          `${en(US_COMPANIES, f.who)} shares ${f.up ? "rise" : "fall"} ${pct(f)}% after sales ${f.up ? "beat" : "miss"}`,
         (f) =>
-          `Apple ${f.up ? "beats" : "misses"} estimates; stock ${f.up ? "up" : "down"} ${pct(f)}%`,
+          `${en(US_COMPANIES, f.who)} ${f.up ? "beats" : "misses"} estimates; stock ${f.up ? "up" : "down"} ${pct(f)}%`,
       ],
     },
     summary: {
       en: (f) => `Revenue came in at $${80 + f.n} billion for the quarter.`,
     },
     rewrite: {
-      en: (f) => `Quarterly sales reached $${80 + f.n} billion.`,
+      en: (f) => `${en(US_COMPANIES, f.who)}'s quarterly sales reached $${80 + f.n} billion.`,
     },
   },
   {
@@ -325,21 +499,24 @@ export const TOPICS: readonly Topic[] = [
     instruments: [],
     headlines: {
       en: [
-        (f) => `Election Commission sets polls for ${f.n} municipalities`,
-        (f) => `Local elections announced in ${f.n} municipalities`,
+        (f) =>
+          `Election Commission sets polls for ${f.n} municipalities in ${en(DISTRICTS, f.who)}`,
+        (f) => `Local elections announced in ${f.n} ${en(DISTRICTS, f.who)} municipalities`,
       ],
       bn: [
-        (f) => `${bnNum(f.n)} পৌরসভায় নির্বাচনের তফসিল ঘোষণা`,
-        (f) => `${bnNum(f.n)}টি পৌরসভায় ভোটের তারিখ দিল ইসি`,
+        (f) => `${bnGen(bn(DISTRICTS, f.who))} ${bnNum(f.n)} পৌরসভায় নির্বাচনের তফসিল ঘোষণা`,
+        (f) => `${bnGen(bn(DISTRICTS, f.who))} ${bnNum(f.n)}টি পৌরসভায় ভোটের তারিখ দিল ইসি`,
       ],
     },
     summary: {
-      en: () => "Nominations open next week, the commission said.",
-      bn: () => "আগামী সপ্তাহ থেকে মনোনয়নপত্র জমা নেওয়া হবে।",
+      en: (f) => `Nominations open in ${en(MONTHS, f.why)}, the commission said.`,
+      bn: (f) => `${bn(MONTHS, f.why)} মনোনয়নপত্র জমা নেওয়া হবে বলে জানিয়েছে কমিশন।`,
     },
     rewrite: {
-      en: () => "Candidates can file nominations from next week.",
-      bn: () => "প্রার্থীরা আগামী সপ্তাহে মনোনয়নপত্র জমা দিতে পারবেন।",
+      en: (f) =>
+        `Candidates in ${en(DISTRICTS, f.who)} can file nominations from ${en(MONTHS, f.why)}.`,
+      bn: (f) =>
+        `${bnGen(bn(DISTRICTS, f.who))} প্রার্থীরা ${bn(MONTHS, f.why)} মনোনয়নপত্র জমা দিতে পারবেন।`,
     },
   },
 ];
@@ -350,6 +527,8 @@ export function randomFacts(random: Random): Facts {
     up: random.chance(0.5),
     n: random.int(3, 60),
     bps: random.pick([25, 50, 75]),
+    who: random.int(0, 9_999),
+    why: random.int(0, 9_999),
   };
 }
 

@@ -56,6 +56,7 @@ describe("linkedShare", () => {
     language: "en",
     title: "t",
     publishedAt: "2026-06-12T09:00:00.000Z",
+    revision: 1,
     retracted: false,
     ...over,
   });

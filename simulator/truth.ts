@@ -24,6 +24,8 @@ export interface TruthItem {
   language: Language;
   title: string;
   publishedAt: string;
+  /** 1 as first published; an edit or the retraction adds one. */
+  revision: number;
   retracted: boolean;
 }
 
@@ -60,6 +62,7 @@ export function truth(newsroom: Newsroom, outlets: readonly Outlet[], now: numbe
           language: s.language,
           title: s.title,
           publishedAt: new Date(s.publishedAt).toISOString(),
+          revision: s.revision,
           retracted: s.retractedAt !== null,
         });
       }
