@@ -3,7 +3,7 @@ import { createScratchDatabase, type ScratchDatabase } from "@/lib/scratchDataba
 import { sleep } from "@/lib/sleep";
 import { requireRealPostgres, testServerUrl } from "@/lib/testing/db";
 import { type LineProcess, spawnLineProcess } from "@/workers/line/testing/lineProcess";
-import { change, createOutlets, OUTLETS, put, type Written } from "./testing/items";
+import { change, createOutlets, madeUpWords, OUTLETS, put, type Written } from "./testing/items";
 
 // The dedup stage in real processes against one PostgreSQL: one is killed with SIGKILL while
 // its decisions are inside their transactions (each held open 150 ms before it commits); another
@@ -51,15 +51,7 @@ describe.skipIf(!requireRealPostgres("the dedup stage's kill -9 test"))(
     it("kill -9 mid-decision: every item deduped once in effect, one cluster per story", async () => {
       // 30 stories, three copies each from different outlets (two byte-identical, one with a
       // suffix that keeps it a near copy), plus 10 items alone.
-      let seed = 7;
-      const word = () => {
-        let w = "";
-        for (let k = 0; k < 7; k++) {
-          seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-          w += String.fromCharCode(97 + (seed % 26));
-        }
-        return w;
-      };
+      const word = madeUpWords(7);
       const stories: Written[][] = [];
       const alone: Written[] = [];
       const spawn = async (o: { holdMs?: number }) => {

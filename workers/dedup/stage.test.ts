@@ -11,6 +11,7 @@ import { dedupStage } from "./stage";
 import {
   change,
   createOutlets,
+  madeUpWords,
   put,
   snapshot,
   stateOf,
@@ -506,15 +507,7 @@ describe.skipIf(!requireRealPostgres("the dedup stage's racing decisions"))(
       const theirs = dedupStage(other);
       const pairs: [Written, Written][] = [];
       // Each pair its own story (words no other pair uses), the two copies byte-identical.
-      let seed = 42;
-      const word = () => {
-        let w = "";
-        for (let k = 0; k < 7; k++) {
-          seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-          w += String.fromCharCode(97 + (seed % 26));
-        }
-        return w;
-      };
+      const word = madeUpWords(42);
       for (let i = 0; i < 24; i++) {
         const words = Array.from({ length: 24 }, word);
         const own = { title: words.slice(0, 8).join(" "), summary: words.slice(8).join(" ") };

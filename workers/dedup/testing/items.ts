@@ -211,3 +211,24 @@ export function variantOf(
   }
   throw new Error(`no ${want} variant of "${base.title}" under these thresholds`);
 }
+
+/**
+ * Made-up words from a seeded generator (mulberry32): stories that share no word with each
+ * other, so a test's copies can only match their own story. (A plain LCG's low bits repeat
+ * within a few dozen letters, which made "different" stories shifted copies of each other.)
+ */
+export function madeUpWords(seed: number): () => string {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+  return () => {
+    let w = "";
+    for (let k = 0; k < 7; k++) w += String.fromCharCode(97 + Math.floor(next() * 26));
+    return w;
+  };
+}
