@@ -1,4 +1,7 @@
 import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emit } from "./events";
 import { registerMetrics, scrape } from "./metrics";
@@ -122,5 +125,60 @@ describe("dedup metrics", () => {
     console.log(
       `promtool check metrics (dedup families, ${dedup.split("\n").filter((l) => !l.startsWith("#")).length} series): ${out.trim() || "OK"}`,
     );
+  });
+});
+
+// The dedup alerts against series that should and should not fire them (deploy/alerts.test.yml).
+describe("deploy/alerts.yml, the dedup rules", () => {
+  it.skipIf(promtool.skip)(`pass promtool test rules${promtool.note}`, () => {
+    const out = execFileSync(
+      promtool.need(),
+      ["test", "rules", path.resolve("deploy/alerts.test.yml")],
+      { encoding: "utf8" },
+    );
+    console.log(`promtool test rules deploy/alerts.test.yml: ${out.trim().split("\n").at(-1)}`);
+    expect(out).toMatch(/SUCCESS/);
+  });
+});
+
+// The Grafana dashboard: every panel's query parses as PromQL (as a recording rule, through
+// promtool), and every wirewatch_ metric a query names is one the app exports.
+describe("deploy/grafana/wirewatch.json", () => {
+  const dashboard = JSON.parse(
+    readFileSync(path.resolve("deploy/grafana/wirewatch.json"), "utf8"),
+  ) as {
+    panels: { title: string; targets?: { expr: string }[] }[];
+  };
+  const exprs = dashboard.panels.flatMap((p) =>
+    (p.targets ?? []).map((t) => ({ panel: p.title, expr: t.expr })),
+  );
+
+  it.skipIf(promtool.skip)(`every query parses${promtool.note}`, () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "ww-grafana-"));
+    try {
+      const file = path.join(dir, "panels.yml");
+      const rules = exprs.map(
+        (e, i) => `      - record: panel_${i}\n        expr: ${JSON.stringify(e.expr)}`,
+      );
+      writeFileSync(file, `groups:\n  - name: panels\n    rules:\n${rules.join("\n")}\n`);
+      const out = execFileSync(promtool.need(), ["check", "rules", file], { encoding: "utf8" });
+      expect(out).toMatch(/SUCCESS/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("names only metrics the app exports", async () => {
+    const { body } = await scrape({ database: async () => db });
+    const exported = new Set(
+      body.split("\n").flatMap((l) => (l.startsWith("# TYPE ") ? [l.split(" ")[2] as string] : [])),
+    );
+    const family = (name: string) => name.replace(/_(bucket|sum|count)$/, "");
+    const named = exprs.flatMap((e) =>
+      [...e.expr.matchAll(/\bwirewatch_[a-z_]+/g)].map((m) => ({ panel: e.panel, name: m[0] })),
+    );
+    expect(named.filter((n) => n.panel.startsWith("Dedup")).length).toBeGreaterThan(5);
+    const unknown = named.filter((n) => !exported.has(n.name) && !exported.has(family(n.name)));
+    expect(unknown).toEqual([]);
   });
 });
