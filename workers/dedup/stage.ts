@@ -61,7 +61,9 @@ export function dedupStage(db: Database, options: DedupStageOptions = {}): Stage
   return {
     name: DEDUP_STAGE,
     handsOn: options.handsOn ?? [],
-    concurrency: options.concurrency ?? 4,
+    // PGlite runs one transaction at a time on its one connection: more handlers there would
+    // only queue, holding the writer's statements behind them.
+    concurrency: options.concurrency ?? (db.kind === "pglite" ? 1 : 4),
     leaseSeconds: options.leaseSeconds ?? 30,
     retry: { baseDelaySeconds: 2, maxDelaySeconds: 10 * 60 },
     handle: (job) => decide(db, job, settings, options.meaning),
