@@ -33,6 +33,7 @@ export async function startFeeder(db: Database, queues: readonly string[]): Prom
   const log = logger().child({ part: "line" });
   let heard = new Map<string, ItemJob & { sourceId: string | null }>();
   let scheduled = false;
+  let stopped = false;
   let inFlight: Promise<void> = Promise.resolve();
 
   const flush = async () => {
@@ -57,7 +58,7 @@ export async function startFeeder(db: Database, queues: readonly string[]): Prom
     }
   };
   const schedule = () => {
-    if (scheduled) return;
+    if (scheduled || stopped) return;
     scheduled = true;
     setImmediate(() => {
       inFlight = inFlight.then(flush);
@@ -83,7 +84,10 @@ export async function startFeeder(db: Database, queues: readonly string[]): Prom
     },
     stop: async () => {
       await unlisten?.().catch(() => undefined);
+      // What was heard is enqueued now (the database is still open); nothing is scheduled after.
+      stopped = true;
       await inFlight;
+      await flush();
     },
   };
 }
