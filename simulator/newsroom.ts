@@ -167,6 +167,8 @@ export class Newsroom {
   #storyKeys = 0;
   #rate: number;
   #arrivalGeneration = 0;
+  /** Per topic, the subject its next organic story is about (see #nextFacts). */
+  readonly #beats = new Map<string, number>();
 
   constructor(options: NewsroomOptions) {
     this.#o = options;
@@ -563,7 +565,19 @@ export class Newsroom {
     if (this.#o.isQuiet(from.id)) return;
     const language = random.pick(from.languages);
     const topic = random.pick(topicsIn(language));
-    this.#create(from, topic, randomFacts(random), language, { breaking, syndicate: true });
+    this.#create(from, topic, this.#nextFacts(topic), language, { breaking, syndicate: true });
+  }
+
+  /**
+   * A topic's next story is about the next subject on its beat (a district, a company, a team),
+   * not a random one: a real desk does not report the same company's results twice in an hour,
+   * and two stories that differ only by a figure would be a dedup test's false alarm.
+   */
+  #nextFacts(topic: Topic): Facts {
+    const facts = randomFacts(this.#o.random);
+    const beat = this.#beats.get(topic.key) ?? this.#o.random.int(0, 9_999);
+    this.#beats.set(topic.key, beat + 1);
+    return { ...facts, who: beat };
   }
 
   /** Now and then news breaks: a breaking story, widely republished, and a handful of follow-ups. */
