@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 import { DEDUP_SEED, dedupKey, seedDedupRows } from "@/lib/testing/dedupSeed";
 import {
@@ -9,6 +9,7 @@ import {
   itemDedup,
   listClusters,
   readEvidence,
+  WINDOW_TTL_MS,
 } from "./dedup";
 
 let db: TestDatabase;
@@ -81,15 +82,50 @@ describe("dedupOverview", () => {
     expect(v.sources[0]?.sourceName).toBe("The Daily");
   });
 
-  it("counts live clusters and pending reviews, and gives the largest and newest clusters", async () => {
+  it("counts live clusters and pending reviews; lists the largest and the newest clusters", async () => {
     const v = await dedupOverview(db, { now, hours: 24 });
     expect(v.clusters.live).toBe(DEDUP_SEED.liveClusters);
-    expect(v.clusters.largest.map((c) => c.members)).toEqual([3, 2]);
-    expect(v.clusters.largest[0]?.canonicalTitle).toBe(DEDUP_SEED.titles.canonical);
-    expect(v.clusters.newest.map((c) => c.id)).toEqual([clusters[1], clusters[0]]);
+    const largest = await listClusters(db, { order: "largest" });
+    expect(largest.clusters.map((c) => c.members)).toEqual([3, 2]);
+    expect(largest.clusters[0]?.canonicalTitle).toBe(DEDUP_SEED.titles.canonical);
+    const newest = await listClusters(db, { order: "newest" });
+    expect(newest.clusters.map((c) => c.id)).toEqual([clusters[1], clusters[0]]);
     expect(v.reviews.pending).toBe(DEDUP_SEED.pendingReviews);
     expect(v.reviews.oldestPendingAt).toBe(new Date(now.getTime() - 10 * 60_000).toISOString());
     expect(v.lastDecisionAt).toBe(new Date(now.getTime() - 5 * 60_000).toISOString());
+  });
+
+  it("reuses a window's plots within its TTL but keeps the counts fresh; `now` reads afresh", async () => {
+    const other = await createTestDatabase();
+    try {
+      await seedDedupRows(other);
+      const first = await dedupOverview(other, { hours: 6 });
+      expect(first.decisions.decided).toBe(12);
+      // A decision and a pending review arrive after the first answer.
+      await other.prisma.$executeRaw`
+        UPDATE dedup_items SET outcome = 'duplicate', stage = 'near', decided_at = now()
+        WHERE entry_key = ${k.old}`;
+      await other.prisma.$executeRaw`
+        UPDATE dedup_reviews SET state = 'pending' WHERE state = 'rejected'`;
+      const cached = await dedupOverview(other, { hours: 6 });
+      expect(cached.decisions).toEqual(first.decisions);
+      expect(cached.reviews.pending).toBe(DEDUP_SEED.pendingReviews + 1);
+      // Another window is its own entry; an explicit instant never reads the cache.
+      expect((await dedupOverview(other, { hours: 24 })).decisions.decided).toBe(13);
+      expect((await dedupOverview(other, { hours: 6, now: new Date() })).decisions.decided).toBe(
+        13,
+      );
+      // Past the TTL the window is read again.
+      const later = new Date(Date.now() + WINDOW_TTL_MS[6] + 1000);
+      vi.useFakeTimers({ now: later, toFake: ["Date"] });
+      try {
+        expect((await dedupOverview(other, { hours: 6 })).decisions.totals.near).toBe(2);
+      } finally {
+        vi.useRealTimers();
+      }
+    } finally {
+      await other.drop();
+    }
   });
 
   it("answers an empty database with zeros", async () => {
@@ -99,7 +135,7 @@ describe("dedupOverview", () => {
       expect(v.decisions.decided).toBe(0);
       expect(v.decisions.buckets).toHaveLength(72);
       expect(v.sources).toEqual([]);
-      expect(v.clusters).toEqual({ live: 0, largest: [], newest: [] });
+      expect(v.clusters).toEqual({ live: 0 });
       expect(v.reviews).toEqual({ pending: 0, oldestPendingAt: null });
       expect(v.lastDecisionAt).toBeNull();
     } finally {
