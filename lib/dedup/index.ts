@@ -2,6 +2,14 @@
  * lib/dedup: the dedup cascade's pure part (no database). The live stage (workers/dedup) and the
  * `dedup-pairs` CLI both judge pairs through `judge`, so a pair is decided the same way in both.
  */
+export {
+  anchorOf,
+  anchorRetrievable,
+  anchorStem,
+  anchors,
+  DEFAULT_ANCHORS,
+  sharedAnchors,
+} from "./anchors";
 export { digest128 } from "./hash";
 export {
   contentKey,
@@ -13,7 +21,9 @@ export {
   type JudgeInput,
   type Judgement,
   judge,
+  type Retrieval,
   retrievable,
+  retrievedBy,
 } from "./judge";
 export { normalizeText, words } from "./normalize";
 export { judgeTitles, type PairVerdict } from "./pair";

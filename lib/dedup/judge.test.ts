@@ -14,7 +14,9 @@ import {
 
 const T = DEFAULT_THRESHOLDS;
 const j = (a: string, b: string, t: DedupThresholds = T) => judge({ title: a }, { title: b }, t);
-const wide: DedupThresholds = { ...T, retrieval: { radius: 2, maxHamming: 64 } };
+const wide: DedupThresholds = { ...T, retrieval: { ...T.retrieval, radius: 2, maxHamming: 64 } };
+/** The shipped thresholds with the anchor lookup off: the SimHash bands alone. */
+const bandsOnly: DedupThresholds = { ...T, retrieval: { ...T.retrieval, anchors: 0 } };
 
 describe("judge: the cascade in order", () => {
   it("url: equal urlKey links whatever the text says", () => {
@@ -72,23 +74,28 @@ describe("judge: the cascade in order", () => {
     expect(r.evidence).toBeDefined();
   });
 
-  it("a pair the banded lookup would not find is not compared, whatever its score", () => {
+  it("a pair neither lookup would find is not compared, whatever its score", () => {
     const a = "Fed raises interest rates by a quarter point to fight inflation";
     const b = "Fed raises rates by quarter point in fight against inflation";
     const ka = itemKeys({ title: a }).simhash as bigint;
     const kb = itemKeys({ title: b }).simhash as bigint;
     expect(pairScore(a, b)).toBeGreaterThan(T.near.duplicate);
     expect(retrievable(ka, kb, T)).toBe(false); // 15 bits apart, no band within 1 bit
-    expect(j(a, b).stage).toBeNull();
+    expect(j(a, b, bandsOnly).stage).toBeNull();
     expect(j(a, b, wide).stage).toBe("near");
+    // The rewrite kept its distinctive words (inflation, interest, quarter...): the anchors find it.
+    expect(j(a, b)).toMatchObject({ stage: "near", retrieval: "anchors" });
   });
 
-  it("maxHamming drops a retrieved candidate before it is scored", () => {
+  it("maxHamming drops a candidate of the bands before it is scored, not one the anchors find", () => {
     const a = "Earthquake of magnitude 6.1 strikes off Japan coast, no tsunami warning";
     const b = "Magnitude 6.1 earthquake strikes off coast of Japan; no tsunami warning issued";
-    const h = j(a, b).hamming as number;
+    const first = j(a, b);
+    expect(first.retrieval).toBe("bands");
+    const h = first.hamming as number;
     const t: DedupThresholds = { ...T, retrieval: { ...T.retrieval, maxHamming: h - 1 } };
-    expect(j(a, b, t).stage).toBeNull();
+    expect(j(a, b, { ...t, retrieval: { ...t.retrieval, anchors: 0 } }).stage).toBeNull();
+    expect(j(a, b, t)).toMatchObject({ stage: "near", retrieval: "anchors" });
   });
 
   it("no text, no content keys: two empty items are never duplicates, nor stop words alone", () => {
@@ -141,9 +148,18 @@ describe("judge: English headlines", () => {
       "Apple shares fall after California court ruling",
     ],
     ["Fed raises interest rates by a quarter point", "Fed holds interest rates steady"],
-    ["Dhaka stocks rise 2% on bank rally", "Dhaka stocks fall 2% on bank selloff"],
   ])("headlines sharing a few words do not merge: %s / %s", (a, b) => {
     expect(j(a, b).duplicate).toBe(false);
+  });
+
+  it("a lexical limit the anchors expose: rise and fall share every other word, and link", () => {
+    // Decision 022: antonyms score as high as an edit. The bands missed this pair (so it was
+    // kept apart by luck); the anchors (dhaka, stock, bank) find it and the score links it.
+    // Telling rise from fall is the meaning stage's (issue 14).
+    const a = "Dhaka stocks rise 2% on bank rally";
+    const b = "Dhaka stocks fall 2% on bank selloff";
+    expect(j(a, b, bandsOnly).duplicate).toBe(false);
+    expect(j(a, b)).toMatchObject({ duplicate: true, retrieval: "anchors", sharedAnchors: 3 });
   });
 
   it("a different figure weighs against a link", () => {
@@ -164,12 +180,17 @@ describe("judge: Bangla", () => {
     expect(j(a, b)).toMatchObject({ duplicate: true, stage: "near" });
   });
 
-  it("a heavier rewrite scores as a duplicate but needs radius 2 to be found", () => {
+  it("a heavier rewrite: the bands need radius 2, the anchors find it at the shipped defaults", () => {
     const a = "রাজধানী ঢাকায় সড়ক দুর্ঘটনায় ৫ জন নিহত, আহত ১২";
     const b = "রাজধানী ঢাকার সড়কে দুর্ঘটনা: ৫ জন নিহত, ১২ জন আহত";
     expect(pairScore(a, b)).toBeGreaterThan(T.near.duplicate);
-    expect(j(a, b).stage).toBeNull();
-    expect(j(a, b, wide)).toMatchObject({ duplicate: true, stage: "near" });
+    expect(j(a, b, bandsOnly).stage).toBeNull();
+    expect(j(a, b, { ...wide, retrieval: { ...wide.retrieval, anchors: 0 } })).toMatchObject({
+      duplicate: true,
+      stage: "near",
+      retrieval: "bands",
+    });
+    expect(j(a, b)).toMatchObject({ duplicate: true, stage: "near", retrieval: "anchors" });
   });
 
   it("ZWJ/ZWNJ, Bengali vs Latin digits and য়/য+় spellings are the same exact text", () => {
@@ -234,6 +255,26 @@ describe("dedupThresholdsSchema", () => {
     [{ windowHours: "72" }, ["windowHours"], "number of hours"],
     [{ retrieval: { radius: 3, maxHamming: 28 } }, ["retrieval", "radius"], "0, 1 or 2"],
     [{ retrieval: { radius: 1, maxHamming: 65 } }, ["retrieval", "maxHamming"], "between 0 and 64"],
+    [
+      { retrieval: { ...DEFAULT_THRESHOLDS.retrieval, anchors: 17 } },
+      ["retrieval", "anchors"],
+      "between 0 and 16",
+    ],
+    [
+      { retrieval: { ...DEFAULT_THRESHOLDS.retrieval, minShared: 0 } },
+      ["retrieval", "minShared"],
+      "between 1 and 16",
+    ],
+    [
+      { retrieval: { ...DEFAULT_THRESHOLDS.retrieval, anchors: 2, minShared: 3 } },
+      ["retrieval", "minShared"],
+      "not be above retrieval.anchors",
+    ],
+    [
+      { retrieval: { ...DEFAULT_THRESHOLDS.retrieval, postingCap: 0 } },
+      ["retrieval", "postingCap"],
+      "between 1 and 4096",
+    ],
     [{ near: { duplicate: 1.2, review: 0.4 } }, ["near", "duplicate"], "at most 1"],
     [{ near: { duplicate: 0.5, review: 0 } }, ["near", "review"], "above 0"],
     [{ near: { duplicate: 0.5, review: 0.6 } }, ["near", "review"], "not be above near.duplicate"],
@@ -242,6 +283,17 @@ describe("dedupThresholdsSchema", () => {
     expect(r.success).toBe(false);
     const issue = r.error?.issues.find((i) => i.path.join(".") === path.join("."));
     expect(issue?.message).toContain(message);
+  });
+
+  it("thresholds stored before the anchors existed still parse, with the anchor defaults", () => {
+    const stored = { windowHours: 48, retrieval: { radius: 1, maxHamming: 22 }, near: T.near };
+    expect(dedupThresholdsSchema.parse(stored)).toEqual({
+      ...stored,
+      retrieval: { radius: 1, maxHamming: 22, anchors: 6, minShared: 2, postingCap: 256 },
+    });
+    // anchors 0 turns the lookup off, whatever minShared says.
+    const off = { ...stored, retrieval: { radius: 1, maxHamming: 22, anchors: 0, minShared: 3 } };
+    expect(dedupThresholdsSchema.parse(off).retrieval.anchors).toBe(0);
   });
 
   it("rejects a missing field", () => {

@@ -1,3 +1,4 @@
+import { anchorRetrievable, anchors, sharedAnchors } from "./anchors";
 import { digest128 } from "./hash";
 import { normalizeText, words } from "./normalize";
 import { type Analyzed, analyze, type Evidence, evidence, pairScore } from "./score";
@@ -52,9 +53,33 @@ export function itemKeys(item: DedupItem, analyzed: Analyzed = analyze(itemText(
   return { urlKey: key, contentKey: content, simhash, bands: bands(simhash) };
 }
 
-/** Whether the live stage's banded lookup for a finds b (lib/dedup's one retrieval rule). */
+/** Whether the live stage's banded lookup for a finds b (the SimHash half of the rule). */
 export function retrievable(a: bigint, b: bigint, thresholds: DedupThresholds): boolean {
   return retrievableAt(a, b, thresholds.retrieval.radius);
+}
+
+/** How stage 3 found a pair: by the SimHash bands, by shared anchors, or not at all. */
+export type Retrieval = "bands" | "anchors" | null;
+
+/**
+ * Stage 3's one retrieval rule, which the live lookups (workers/dedup/lookup.ts nearCandidates,
+ * workers/dedup/anchors.ts anchorCandidates) apply in SQL and `judge` applies here: a band within
+ * `radius` bits and within `maxHamming`, or at least `minShared` shared anchors (whatever the
+ * Hamming distance: a rewrite's SimHash is 14-16 bits away, the anchors are what it kept).
+ */
+export function retrievedBy(
+  a: { simhash: bigint; anchors: readonly number[] },
+  b: { simhash: bigint; anchors: readonly number[] },
+  thresholds: DedupThresholds,
+): Retrieval {
+  const r = thresholds.retrieval;
+  if (
+    retrievable(a.simhash, b.simhash, thresholds) &&
+    hamming(a.simhash, b.simhash) <= r.maxHamming
+  )
+    return "bands";
+  if (r.anchors > 0 && anchorRetrievable(a.anchors, b.anchors, r.minShared)) return "anchors";
+  return null;
 }
 
 export type DedupStage = "url" | "exact" | "near" | "review";
@@ -69,12 +94,19 @@ export interface Judgement {
   threshold: number;
   /** SimHash Hamming distance, when both sides have text. */
   hamming?: number;
+  /** Which lookup of stage 3 finds the pair (bands, anchors, or null: neither), when both have text. */
+  retrieval?: Retrieval;
+  /** Anchors the two share, when both have text. */
+  sharedAnchors?: number;
   /** Shared and differing words, for near and review. */
   evidence?: Evidence;
 }
 
-/** An item, optionally with what was already computed for it (the stage reuses both). */
-export type JudgeInput = DedupItem & { keys?: ItemKeys; analyzed?: Analyzed };
+/**
+ * An item, optionally with what was already computed for it (the stage reuses them). `anchors`
+ * must have been computed with the same `retrieval.anchors` as the thresholds judged with.
+ */
+export type JudgeInput = DedupItem & { keys?: ItemKeys; analyzed?: Analyzed; anchors?: number[] };
 
 function prepared(x: JudgeInput): { keys: ItemKeys; analyzed: Analyzed } {
   const analyzed = x.analyzed ?? analyze(itemText(x));
@@ -83,7 +115,8 @@ function prepared(x: JudgeInput): { keys: ItemKeys; analyzed: Analyzed } {
 
 /**
  * The cascade for one pair, in order of cost: equal urlKey → "url"; equal contentKey →
- * "exact"; found by the banded lookup, within maxHamming, and scoring ≥ near.duplicate →
+ * "exact"; found by stage 3's retrieval (retrievedBy: a band within radius and maxHamming, or
+ * minShared anchors) and scoring ≥ near.duplicate →
  * "near"; scoring in [near.review, near.duplicate) → "review" (not linked: the meaning stage or
  * an operator decides); anything else → null. The live stage and `dedup-pairs` both decide here.
  */
@@ -102,10 +135,22 @@ export function judge(a: JudgeInput, b: JudgeInput, thresholds: DedupThresholds)
   }
   const distance = hamming(A.keys.simhash, B.keys.simhash);
   const score = pairScore(A.analyzed, B.analyzed);
-  const found =
-    retrievable(A.keys.simhash, B.keys.simhash, thresholds) &&
-    distance <= thresholds.retrieval.maxHamming;
-  const base = { score, threshold, hamming: distance };
+  const count = thresholds.retrieval.anchors;
+  const anchorsA = a.anchors ?? anchors(A.analyzed, count);
+  const anchorsB = b.anchors ?? anchors(B.analyzed, count);
+  const retrieval = retrievedBy(
+    { simhash: A.keys.simhash, anchors: anchorsA },
+    { simhash: B.keys.simhash, anchors: anchorsB },
+    thresholds,
+  );
+  const found = retrieval !== null;
+  const base = {
+    score,
+    threshold,
+    hamming: distance,
+    retrieval,
+    sharedAnchors: sharedAnchors(anchorsA, anchorsB),
+  };
   if (found && score >= thresholds.near.duplicate) {
     return { ...base, duplicate: true, stage: "near", evidence: evidence(A.analyzed, B.analyzed) };
   }
