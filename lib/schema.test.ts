@@ -498,6 +498,11 @@ describe("the migrated database matches prisma/schema.prisma", () => {
     expect(await db.prisma.dedupItem.create({ data: item })).toEqual(item);
     expectSameColumns(item, await columnsOf("dedup_items"));
 
+    const anchorRow = { entryKey: item.entryKey, anchor: -123_456_789, firstSeenAt: at };
+    expect(await db.prisma.dedupAnchor.create({ data: anchorRow })).toEqual(anchorRow);
+    expectSameColumns(anchorRow, await columnsOf("dedup_anchors"));
+    await expect(db.prisma.dedupAnchor.create({ data: anchorRow })).rejects.toThrow();
+
     const cluster = {
       id: 1n,
       canonicalKey: "b".repeat(64),
@@ -612,6 +617,7 @@ describe("the migrated database matches prisma/schema.prisma", () => {
       "admin_state",
       "claimed",
       "collector_status",
+      "dedup_anchors",
       "dedup_cluster_events",
       "dedup_clusters",
       "dedup_items",

@@ -3,17 +3,25 @@ import type { Tx } from "./clusters";
 
 /**
  * The names two decisions that could find each other both lock: the item itself, its URL key,
- * its content key, and per SimHash band the parts of the band's 16 bits. The banded lookup finds
- * a pair when some band differs by at most `radius` bits; split a band into radius + 1 parts
- * and, by pigeonhole, two such values agree on at least one whole part. So two items the lookup
- * could pair always share a lock name (URL or content equal: that key; near: a band part), and
- * the second to lock waits for the first to commit and then sees it. Per item that is 3 + 4 ·
- * (radius + 1) locks (11 at the default radius 1) instead of one per probe (4 · 17 = 68);
- * the price is coarser names (a band part of 8 bits is shared by 1 in 256 items), so unrelated
- * decisions sometimes wait for each other for the length of one transaction.
+ * its content key, its anchors, and per SimHash band the parts of the band's 16 bits. The banded
+ * lookup finds a pair when some band differs by at most `radius` bits; split a band into
+ * radius + 1 parts and, by pigeonhole, two such values agree on at least one whole part; the
+ * anchor lookup finds a pair sharing at least one anchor. So two items the lookups could pair
+ * always share a lock name, and the second to lock waits for the first to commit and then sees
+ * it. Per item that is 3 + anchors + 4 · (radius + 1) locks (17 at radius 1 and 6 anchors)
+ * instead of one per probe (4 · 17 = 68). The price: coarser names (a band part of 8 bits is
+ * shared by 1 item in 256; a common anchor, a city named in every story of the day, by many), so
+ * unrelated decisions sometimes wait for each other for the length of one transaction.
  */
-export function lockNames(entryKey: string, keys: ItemKeys, radius: number): string[] {
+export function lockNames(
+  entryKey: string,
+  keys: ItemKeys,
+  radius: number,
+  anchors: readonly number[] = [],
+): string[] {
   const names = [`e:${entryKey}`];
+  // Two items the anchor lookup pairs share at least one anchor (minShared ≥ 1).
+  for (const a of anchors) names.push(`a:${a}`);
   if (keys.urlKey !== null) names.push(`u:${keys.urlKey}`);
   if (keys.contentKey !== null) names.push(`c:${keys.contentKey}`);
   if (keys.bands !== null) {

@@ -36,7 +36,7 @@ afterAll(() => db?.drop());
 beforeEach(async () => {
   await db.prisma.$executeRawUnsafe(
     `TRUNCATE news, news_events, dedup_items, dedup_clusters, dedup_cluster_events, dedup_links,
-              dedup_reviews, dedup_settings, jobs RESTART IDENTITY`,
+              dedup_reviews, dedup_settings, dedup_anchors, jobs RESTART IDENTITY`,
   );
   stage = dedupStage(db);
 });
@@ -147,6 +147,22 @@ describe("the cascade", () => {
       SELECT dedup_threshold, dedup_at FROM news WHERE entry_key = ${b.entryKey}`;
     expect(n?.dedup_threshold).toBe(DEFAULT_THRESHOLDS.near.duplicate);
     expect(n?.dedup_at).toBeInstanceOf(Date);
+  });
+
+  it("finds a rewrite out of the SimHash bands' reach by its anchors", async () => {
+    const rewrite = variantOf(TEXTS.strike, "near", 3, DEFAULT_THRESHOLDS, "anchors");
+    const a = await put(db, "wire", "strike-w", TEXTS.strike);
+    const b = await put(db, "observer", "strike-rewrite", rewrite);
+    await decide(a);
+    expect(await count("SELECT count(*) FROM dedup_anchors")).toBeGreaterThan(0);
+    expect(await decide(b)).toBe("dropped");
+    expect(await stateOf(db, b.entryKey)).toMatchObject({ stage: "near", duplicateOf: a.entryKey });
+    // A tombstone takes the item's anchors out of the lookup.
+    const gone = await tombstone(db, "wire", "strike-w");
+    await decide(gone);
+    expect(
+      await count(`SELECT count(*) FROM dedup_anchors WHERE entry_key = '${a.entryKey}'`),
+    ).toBe(0);
   });
 
   it("leaves unrelated stories unique, and an item without text out of the lookups", async () => {

@@ -1,6 +1,7 @@
 import type { Database } from "@/lib/db";
 import {
   analyze,
+  anchors as anchorsOf,
   type DedupThresholds,
   fromSigned64,
   type ItemKeys,
@@ -16,7 +17,14 @@ import { PermanentJobError } from "@/workers/queue/queueWorker";
 import { linkItem, removeItem, type Tx, unlinkItem } from "./clusters";
 import { current, finish, openReview, writeKeys } from "./decision";
 import { lockAll, lockNames } from "./locks";
-import { byKeys, type ItemText, nearCandidates, type Probe, texts } from "./lookup";
+import {
+  anchorCandidates,
+  byKeys,
+  type ItemText,
+  nearCandidates,
+  type Probe,
+  texts,
+} from "./lookup";
 import type { MeaningComparer } from "./meaning";
 import { ThresholdsCache } from "./settings";
 
@@ -105,9 +113,10 @@ async function decide(
     async (tx): Promise<Decision | "stale" | StageVerdict> => {
       const { thresholds, revision } = await settings.read(tx);
       const radius = thresholds.retrieval.radius;
+      const anchors = removal === null ? anchorsOf(analyzed, anchorCount(thresholds)) : [];
       // The old keys too: a decision that found this item by them waits for this change.
-      const names = lockNames(job.entryKey, keys, radius);
-      if (before) names.push(...lockNames(job.entryKey, before, radius));
+      const names = lockNames(job.entryKey, keys, radius, anchors);
+      if (before) names.push(...lockNames(job.entryKey, before.keys, radius, before.anchors));
       await lockAll(tx, names);
 
       // Under the lock: a newer version written meanwhile has its own job, and a decision
@@ -126,6 +135,7 @@ async function decide(
         firstSeenAt: item.firstSeenAt,
         live: removal === null,
         keys,
+        anchors,
       });
       if (!written) return "stale";
       const d =
@@ -135,6 +145,7 @@ async function decide(
               job,
               item,
               keys,
+              anchors,
               analyzed,
               thresholds,
               revision,
@@ -172,6 +183,7 @@ interface CascadeInput {
   job: ItemJob;
   item: NewsItem;
   keys: ItemKeys;
+  anchors: number[];
   analyzed: ReturnType<typeof analyze>;
   thresholds: DedupThresholds;
   revision: number;
@@ -234,17 +246,17 @@ async function cascade(tx: Tx, c: CascadeInput): Promise<Decision> {
     };
   }
   if (!match) {
-    const near = await nearCandidates(tx, probe, c.thresholds);
-    const candidates = await texts(
-      tx,
-      near.map((n) => n.entryKey),
-    );
+    // Stage 3's two lookups (SimHash bands, anchors), one candidate list, judged alike.
+    const byBands = await nearCandidates(tx, probe, c.thresholds);
+    const byAnchors = await anchorCandidates(tx, probe, c.anchors, c.thresholds);
+    const near = [...new Set([...byBands, ...byAnchors].map((n) => n.entryKey))];
+    const candidates = await texts(tx, near);
     const judged: Grey[] = [];
-    for (const n of near) {
-      const candidate = candidates.get(n.entryKey);
+    for (const key of near) {
+      const candidate = candidates.get(key);
       if (!candidate) continue;
       const judgement = judge(
-        { ...c.item, keys: c.keys, analyzed: c.analyzed },
+        { ...c.item, keys: c.keys, analyzed: c.analyzed, anchors: c.anchors },
         candidate,
         c.thresholds,
       );
@@ -371,8 +383,11 @@ async function readItem(db: Database, entryKey: string): Promise<NewsItem | null
   };
 }
 
-/** The keys the item was last decided with (null: never keyed). */
-async function storedKeys(db: Database, entryKey: string): Promise<ItemKeys | null> {
+/** The keys and anchors the item was last decided with (null: never keyed). */
+async function storedKeys(
+  db: Database,
+  entryKey: string,
+): Promise<{ keys: ItemKeys; anchors: number[] } | null> {
   const [row] = await db.prisma.$queryRaw<
     {
       url_key: string | null;
@@ -382,19 +397,30 @@ async function storedKeys(db: Database, entryKey: string): Promise<ItemKeys | nu
       band1: number | null;
       band2: number | null;
       band3: number | null;
+      anchors: number[] | null;
     }[]
   >`
-    SELECT url_key, content_key, simhash, band0, band1, band2, band3
-    FROM dedup_items WHERE entry_key = ${entryKey}`;
+    SELECT url_key, content_key, simhash, band0, band1, band2, band3,
+           (SELECT array_agg(a.anchor) FROM dedup_anchors a WHERE a.entry_key = d.entry_key) AS anchors
+    FROM dedup_items d WHERE d.entry_key = ${entryKey}`;
   if (!row) return null;
   const banded =
     row.band0 !== null && row.band1 !== null && row.band2 !== null && row.band3 !== null;
   return {
-    urlKey: row.url_key,
-    contentKey: row.content_key,
-    simhash: row.simhash === null ? null : fromSigned64(row.simhash),
-    bands: banded
-      ? [row.band0 as number, row.band1 as number, row.band2 as number, row.band3 as number]
-      : null,
+    keys: {
+      urlKey: row.url_key,
+      contentKey: row.content_key,
+      simhash: row.simhash === null ? null : fromSigned64(row.simhash),
+      bands: banded
+        ? [row.band0 as number, row.band1 as number, row.band2 as number, row.band3 as number]
+        : null,
+    },
+    anchors: row.anchors ?? [],
   };
+}
+
+/** Anchors kept per item under these thresholds (0: the anchor lookup is off). */
+function anchorCount(t: DedupThresholds): number {
+  const n = (t.retrieval as { anchors?: number }).anchors;
+  return typeof n === "number" ? n : 0;
 }

@@ -190,6 +190,8 @@ export function variantOf(
   want: "near" | "review",
   seed = 1,
   thresholds: DedupThresholds = DEFAULT_THRESHOLDS,
+  /** Only a variant stage 3 finds this way ('anchors': out of the bands' reach). */
+  retrieval?: "bands" | "anchors",
 ): Text {
   let state = seed;
   const rnd = () => {
@@ -207,9 +209,12 @@ export function variantOf(
       summary: [...kept.slice(titleWords - 1), ...added].join(" "),
     };
     if (!v.title || !v.summary) continue;
-    if (judge(base, v, thresholds).stage === want) return v;
+    const j = judge(base, v, thresholds) as ReturnType<typeof judge> & { retrieval?: string };
+    if (j.stage === want && (retrieval === undefined || j.retrieval === retrieval)) return v;
   }
-  throw new Error(`no ${want} variant of "${base.title}" under these thresholds`);
+  throw new Error(
+    `no ${want} variant${retrieval ? ` by ${retrieval}` : ""} of "${base.title}" under these thresholds`,
+  );
 }
 
 /**
