@@ -45,7 +45,7 @@ import { config } from "@/lib/config";
 import type { Database } from "@/lib/db";
 import { type DedupItem, itemKeys, toSigned64 } from "@/lib/dedup";
 import { createScratchDatabase } from "@/lib/scratchDatabase";
-import { type Facts, randomFacts, TOPICS, type Topic } from "@/simulator/corpus";
+import { type Facts, randomFacts, storySummary, TOPICS, type Topic } from "@/simulator/corpus";
 import { Random } from "@/simulator/random";
 import { editHeadline, variantLink } from "@/simulator/republish";
 import { dedupStage } from "@/workers/dedup/stage";
@@ -223,7 +223,7 @@ function compose(
   const headlines = topic.headlines[language] ?? [];
   const title = (headlines[r.int(0, headlines.length - 1)] as (f: Facts) => string)(facts);
   const lead = language === "bn" ? r.pick(LEADS_BN) : r.pick(LEADS_EN);
-  const summary = `${topic.summary[language]?.(facts) ?? ""} ${lead}`;
+  const summary = `${storySummary(topic, facts, language)} ${lead}`;
   return { title, summary, link, sourceId: `bench-${i % SOURCES}` };
 }
 

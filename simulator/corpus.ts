@@ -11,6 +11,8 @@ export interface Facts {
   who: number;
   /** Why, or what else: an index into the topic's list of reasons. */
   why: number;
+  /** Who said what, where and when: the story's own detail sentence (see detailSentence). */
+  detail: number;
 }
 
 type Phrase = (f: Facts) => string;
@@ -599,7 +601,128 @@ export function randomFacts(random: Random): Facts {
     bps: random.pick([25, 50, 75]),
     who: random.int(0, 9_999),
     why: random.int(0, 9_999),
+    detail: random.int(0, 2 ** 30),
   };
+}
+
+// A story's own detail: someone on record saying something, somewhere, some day. Two stories of
+// one beat rarely share it; a copy keeps it word for word and a rewrite says it another way
+// (the second wording of each claim), as a second desk quoting the same person would.
+const PEOPLE: Names = [
+  ["Abdul Karim", "আবদুল করিম"],
+  ["Nasrin Akter", "নাসরিন আক্তার"],
+  ["Rafiqul Islam", "রফিকুল ইসলাম"],
+  ["Shirin Sultana", "শিরিন সুলতানা"],
+  ["Mahbub Alam", "মাহবুব আলম"],
+  ["Farhana Yasmin", "ফারহানা ইয়াসমিন"],
+  ["Kamal Hossain", "কামাল হোসেন"],
+  ["Tahmina Begum", "তাহমিনা বেগম"],
+  ["Jahangir Kabir", "জাহাঙ্গীর কবির"],
+  ["Rokeya Khatun", "রোকেয়া খাতুন"],
+  ["Selim Reza", "সেলিম রেজা"],
+  ["Anisur Rahman", "আনিসুর রহমান"],
+  ["Sharmin Chowdhury", "শারমিন চৌধুরী"],
+  ["Habibur Rahman", "হাবিবুর রহমান"],
+  ["Mitali Das", "মিতালী দাস"],
+  ["Zahid Hasan", "জাহিদ হাসান"],
+  ["Priya Saha", "প্রিয়া সাহা"],
+  ["Tanvir Ahmed", "তানভীর আহমেদ"],
+];
+const ROLES: Names = [
+  ["a spokesman", "মুখপাত্র"],
+  ["the chairman", "চেয়ারম্যান"],
+  ["an analyst", "বিশ্লেষক"],
+  ["the director", "পরিচালক"],
+  ["a senior official", "ঊর্ধ্বতন কর্মকর্তা"],
+  ["the secretary", "সচিব"],
+  ["a trader", "ব্যবসায়ী"],
+];
+const WEEKDAYS: Names = [
+  ["Sunday", "রোববার"],
+  ["Monday", "সোমবার"],
+  ["Tuesday", "মঙ্গলবার"],
+  ["Wednesday", "বুধবার"],
+  ["Thursday", "বৃহস্পতিবার"],
+  ["Friday", "শুক্রবার"],
+  ["Saturday", "শনিবার"],
+];
+/** Each claim twice: as the first desk words it, and as a rewrite does. */
+const CLAIMS: readonly (readonly [readonly [string, string], readonly [string, string]])[] = [
+  [
+    ["the figures were in line with expectations", "হিসাব প্রত্যাশা অনুযায়ীই এসেছে"],
+    ["the numbers matched what had been expected", "যেমনটা ধারণা করা হয়েছিল, সংখ্যাও তেমনই"],
+  ],
+  [
+    ["more data would come next week", "আগামী সপ্তাহে আরও তথ্য আসবে"],
+    ["further figures are due in the coming week", "সামনের সপ্তাহে বাকি পরিসংখ্যান প্রকাশ হবে"],
+  ],
+  [
+    ["the situation was being watched closely", "পরিস্থিতি নিবিড়ভাবে পর্যবেক্ষণ করা হচ্ছে"],
+    ["officials were keeping a close eye on events", "কর্মকর্তারা পরিস্থিতির ওপর কড়া নজর রাখছেন"],
+  ],
+  [
+    ["a committee would review the decision", "একটি কমিটি সিদ্ধান্তটি পর্যালোচনা করবে"],
+    ["the decision will go before a review panel", "সিদ্ধান্তটি খতিয়ে দেখতে কমিটি গঠন করা হয়েছে"],
+  ],
+  [
+    ["costs had risen sharply this year", "এ বছর খরচ অনেক বেড়েছে"],
+    ["this year expenses went up steeply", "চলতি বছরে ব্যয় উল্লেখযোগ্য হারে বৃদ্ধি পেয়েছে"],
+  ],
+  [
+    ["no change was planned for now", "আপাতত কোনো পরিবর্তনের পরিকল্পনা নেই"],
+    ["nothing would change for the time being", "এই মুহূর্তে কিছুই বদলানো হচ্ছে না"],
+  ],
+  [
+    ["talks with traders were continuing", "ব্যবসায়ীদের সঙ্গে আলোচনা চলছে"],
+    ["discussions with merchants went on", "বণিকদের সঙ্গে বৈঠক অব্যাহত রয়েছে"],
+  ],
+  [
+    ["the impact would be clear within a month", "এক মাসের মধ্যে প্রভাব বোঝা যাবে"],
+    ["the effect should show inside four weeks", "চার সপ্তাহের ভেতরেই ফলাফল স্পষ্ট হবে"],
+  ],
+  [
+    ["local businesses had been hit hardest", "স্থানীয় ব্যবসায়ীরাই সবচেয়ে বেশি ক্ষতিগ্রস্ত"],
+    ["shops in the area took the worst of it", "এলাকার দোকানিরাই সবচেয়ে বড় ধাক্কা খেয়েছেন"],
+  ],
+  [
+    ["a full report would be published soon", "শিগগির পূর্ণাঙ্গ প্রতিবেদন প্রকাশ করা হবে"],
+    ["the complete findings are to be released shortly", "অল্প দিনের মধ্যেই বিস্তারিত ফলাফল জানানো হবে"],
+  ],
+];
+
+/** The story's detail sentence; `rewrite` words the same person, place, day and claim anew. */
+export function detailSentence(f: Facts, language: Language, rewrite = false): string {
+  let d = f.detail;
+  const next = (n: number) => {
+    const i = d % n;
+    d = Math.floor(d / n);
+    return i;
+  };
+  const person = PEOPLE[next(PEOPLE.length)] as readonly [string, string];
+  const role = ROLES[next(ROLES.length)] as readonly [string, string];
+  const place = DISTRICTS[next(DISTRICTS.length)] as readonly [string, string];
+  const day = WEEKDAYS[next(WEEKDAYS.length)] as readonly [string, string];
+  const claim = CLAIMS[next(CLAIMS.length)]?.[rewrite ? 1 : 0] as readonly [string, string];
+  if (language === "bn") {
+    return rewrite
+      ? `${day[1]} ${bnGen(place[1])} ${role[1]} ${person[1]} সাংবাদিকদের জানান, ${claim[1]}।`
+      : `${bnLoc(place[1])} ${role[1]} ${person[1]} ${day[1]} বলেন, ${claim[1]}।`;
+  }
+  return rewrite
+    ? `On ${day[0]}, ${role[0]} ${person[0]} told reporters in ${place[0]} that ${claim[0]}.`
+    : `${person[0]}, ${role[0]} in ${place[0]}, said on ${day[0]} that ${claim[0]}.`;
+}
+
+/** A story's summary as its first desk writes it: the topic's sentence and the story's detail. */
+export function storySummary(topic: Topic, f: Facts, language: Language): string {
+  const lead = topic.summary[language]?.(f);
+  return lead === undefined ? "" : `${lead} ${detailSentence(f, language)}`;
+}
+
+/** The same facts as another desk words them. */
+export function rewriteSummary(topic: Topic, f: Facts, language: Language): string {
+  const lead = topic.rewrite[language]?.(f) ?? topic.summary[language]?.(f);
+  return lead === undefined ? "" : `${lead} ${detailSentence(f, language, true)}`;
 }
 
 /** Topics an outlet writing in `language` can cover. */

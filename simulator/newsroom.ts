@@ -1,4 +1,12 @@
-import { type Facts, randomFacts, TOPICS, type Topic, topicsIn } from "./corpus";
+import {
+  type Facts,
+  randomFacts,
+  rewriteSummary,
+  storySummary,
+  TOPICS,
+  type Topic,
+  topicsIn,
+} from "./corpus";
 import type { Language, Outlet } from "./outlets";
 import type { Random } from "./random";
 import { editHeadline, type RepublishKind, rewriteKind, variantLink } from "./republish";
@@ -356,7 +364,7 @@ export class Newsroom {
       guid: outlet.stream ? link : `tag:${outlet.id}.sim,2026:story-${number}`,
       link,
       title: phrases[variant % phrases.length]?.(facts) ?? topic.key,
-      summary: topic.summary[language]?.(facts) ?? "",
+      summary: storySummary(topic, facts, language),
       category: topic.category,
       breaking: how.breaking,
       instruments: [...topic.instruments],
@@ -447,7 +455,7 @@ export class Newsroom {
         variant,
         how: rewriteKind(story.language),
       });
-      copy.summary = topic.rewrite[story.language]?.(story.facts) ?? copy.summary;
+      copy.summary = rewriteSummary(topic, story.facts, story.language);
       return copy;
     }
     const copy = this.#create(other, topic, story.facts, story.language, {
