@@ -58,8 +58,6 @@ export interface KeysRow {
   firstSeenAt: Date;
   live: boolean;
   keys: ItemKeys;
-  /** Stage 3's anchors (lib/dedup anchors); none for a removed item. */
-  anchors?: readonly number[];
 }
 
 /**
@@ -71,7 +69,6 @@ export interface KeysRow {
  */
 export async function writeKeys(tx: Tx, r: KeysRow): Promise<boolean> {
   const b = r.keys.bands;
-  const anchors = r.live ? [...(r.anchors ?? [])] : [];
   // Pending reviews about the item's old text are superseded in the same statement: an
   // operator should not judge text that changed (the cascade opens them again if still grey).
   const [row] = await tx.$queryRaw<{ written: number }[]>`
@@ -93,20 +90,6 @@ export async function writeKeys(tx: Tx, r: KeysRow): Promise<boolean> {
          OR (dedup_items.version = excluded.version AND dedup_items.decision_ms IS NULL)
       RETURNING entry_key
     ),
-    -- The anchors become this version's: the old ones not among them go, the new ones come.
-    anchors_gone AS (
-      DELETE FROM dedup_anchors
-      WHERE entry_key = ${r.entryKey} AND EXISTS (SELECT 1 FROM written)
-        AND NOT (anchor = ANY(${anchors}::int[]))
-      RETURNING anchor
-    ),
-    anchors_new AS (
-      INSERT INTO dedup_anchors (entry_key, anchor, first_seen_at)
-      SELECT ${r.entryKey}, a, ${r.firstSeenAt}::timestamptz
-      FROM unnest(${anchors}::int[]) AS a WHERE EXISTS (SELECT 1 FROM written)
-      ON CONFLICT (entry_key, anchor) DO NOTHING
-      RETURNING anchor
-    ),
     superseded AS (
       UPDATE dedup_reviews SET state = 'superseded', decided_at = now()
       WHERE state = 'pending' AND (entry_key = ${r.entryKey} OR candidate_key = ${r.entryKey})
@@ -114,8 +97,7 @@ export async function writeKeys(tx: Tx, r: KeysRow): Promise<boolean> {
       RETURNING id
     )
     SELECT (SELECT count(*) FROM written)::int AS written,
-           (SELECT count(*) FROM superseded)::int AS superseded,
-           (SELECT count(*) FROM anchors_gone)::int + (SELECT count(*) FROM anchors_new)::int AS anchors`;
+           (SELECT count(*) FROM superseded)::int AS superseded`;
   const written = row?.written ?? 0;
   return written > 0;
 }

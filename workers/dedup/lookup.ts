@@ -107,46 +107,6 @@ export async function nearCandidates(tx: Tx, p: Probe, t: DedupThresholds): Prom
   return rows.map((r) => ({ entryKey: r.entry_key, distance: r.distance }));
 }
 
-/**
- * Stage 3's second retrieval: items sharing at least `retrieval.minShared` of this item's
- * anchors (lib/dedup/anchors.ts), in the window, reading at most `retrieval.postingCap` rows per
- * anchor (the newest first, by dedup_anchors_lookup_idx), so one lookup reads at most
- * anchors × postingCap rows however crowded an anchor is. Most shared first, at most
- * NEAR_CANDIDATES. Whatever the Hamming distance: a rewrite's SimHash is far, its anchors are
- * what it kept.
- */
-export async function anchorCandidates(
-  tx: Tx,
-  p: Probe,
-  anchors: readonly number[],
-  t: DedupThresholds,
-): Promise<Candidate[]> {
-  const r = t.retrieval as DedupThresholds["retrieval"] & {
-    minShared?: number;
-    postingCap?: number;
-  };
-  const minShared = r.minShared ?? 2;
-  if (anchors.length < minShared) return [];
-  const rows = await tx.$queryRaw<{ entry_key: string; shared: number }[]>`
-    SELECT d.entry_key, count(*)::int AS shared
-    FROM unnest(${[...anchors]}::int[]) AS q(anchor)
-    CROSS JOIN LATERAL (
-      SELECT x.entry_key FROM dedup_anchors x
-      WHERE x.anchor = q.anchor
-        AND x.first_seen_at BETWEEN ${p.firstSeenAt}::timestamptz - make_interval(hours => ${t.windowHours}::int)
-                                AND ${p.firstSeenAt}::timestamptz + make_interval(hours => ${t.windowHours}::int)
-      ORDER BY x.first_seen_at DESC
-      LIMIT ${r.postingCap ?? 256}
-    ) AS posting
-    JOIN dedup_items d ON d.entry_key = posting.entry_key
-    WHERE ${eligible(p)}
-    GROUP BY d.entry_key, d.first_seen_at
-    HAVING count(*) >= ${minShared}
-    ORDER BY count(*) DESC, d.first_seen_at, d.entry_key
-    LIMIT ${NEAR_CANDIDATES}`;
-  return rows.map((row) => ({ entryKey: row.entry_key }));
-}
-
 export interface ItemText {
   entryKey: string;
   sourceId: string;

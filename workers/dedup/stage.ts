@@ -14,17 +14,11 @@ import { emit } from "@/lib/events";
 import { Prisma } from "@/lib/generated/prisma/client";
 import type { ItemJob, Stage, StageVerdict } from "@/workers/line/stage";
 import { PermanentJobError } from "@/workers/queue/queueWorker";
+import { anchorCandidates, writeAnchors } from "./anchors";
 import { linkItem, removeItem, type Tx, unlinkItem } from "./clusters";
 import { current, finish, openReview, writeKeys } from "./decision";
 import { lockAll, lockNames } from "./locks";
-import {
-  anchorCandidates,
-  byKeys,
-  type ItemText,
-  nearCandidates,
-  type Probe,
-  texts,
-} from "./lookup";
+import { byKeys, type ItemText, nearCandidates, type Probe, texts } from "./lookup";
 import type { MeaningComparer } from "./meaning";
 import { ThresholdsCache } from "./settings";
 
@@ -135,9 +129,9 @@ async function decide(
         firstSeenAt: item.firstSeenAt,
         live: removal === null,
         keys,
-        anchors,
       });
       if (!written) return "stale";
+      await writeAnchors(tx, job.entryKey, item.firstSeenAt, removal === null ? anchors : null);
       const d =
         removal !== null
           ? await remove(tx, job.entryKey, removal)
