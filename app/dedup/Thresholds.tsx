@@ -9,6 +9,7 @@ import {
   useDedupRun,
   useDedupRuns,
   useDedupSettings,
+  useDedupTitles,
   useSaveThresholds,
   useStartDedupRun,
 } from "@/components/hooks/useDedup";
@@ -297,12 +298,22 @@ function differences(run: DedupRunView, current: SettingsJson): string {
   return diffs.length ? diffs.join(", ") : "the thresholds in force";
 }
 
-function linkText(side: RunChange["before"] | RunChange["after"]): string {
+type Titles = Record<string, { title: string | null; sourceId: string }>;
+
+const headline = (key: string, titles: Titles) => {
+  const t = titles[key];
+  return t?.title ? `“${t.title}” (${t.sourceId})` : `${key.slice(0, 12)}…`;
+};
+
+function linkText(side: RunChange["before"] | RunChange["after"], titles: Titles): string {
   if (!side || !("stage" in side)) return "alone";
   const l = side as LinkSide;
   const score = l.stage === "url" || l.stage === "exact" ? "" : ` ${l.score.toFixed(2)}`;
-  return `${l.stage}${score} → ${l.matchedKey.slice(0, 10)}…`;
+  return `${l.stage}${score} to ${headline(l.matchedKey, titles)}`;
 }
+
+const matched = (side: RunChange["before"] | RunChange["after"]) =>
+  side && "matchedKey" in side && typeof side.matchedKey === "string" ? [side.matchedKey] : [];
 
 function RunPanel({
   id,
@@ -323,6 +334,12 @@ function RunPanel({
 }) {
   const pages = usePages();
   const { data, error } = useDedupRun(id, pages.cursor);
+  const keys = (data?.changes ?? []).flatMap((c) => [
+    c.entryKey,
+    ...matched(c.before),
+    ...matched(c.after),
+  ]);
+  const titles = useDedupTitles(keys.slice(0, 200)).data?.titles ?? {};
   if (error) return <p className={s.error}>{error.message}</p>;
   if (!data) return <p>Loading run {id}…</p>;
   const { run, changes } = data;
@@ -404,11 +421,16 @@ function RunPanel({
                     >
                       {c.change}
                     </td>
-                    <td className={s.mono}>
-                      <Link href={`/items/${c.entryKey}`}>{c.entryKey.slice(0, 12)}…</Link>
+                    <td className={s.title}>
+                      <Link href={`/items/${c.entryKey}`}>
+                        {titles[c.entryKey]?.title ?? `${c.entryKey.slice(0, 12)}…`}
+                      </Link>
+                      {titles[c.entryKey] ? (
+                        <div className={s.muted}>{titles[c.entryKey]?.sourceId}</div>
+                      ) : null}
                     </td>
-                    <td className={s.mono}>{linkText(c.before)}</td>
-                    <td className={s.mono}>{linkText(c.after)}</td>
+                    <td className={s.title}>{linkText(c.before, titles)}</td>
+                    <td className={s.title}>{linkText(c.after, titles)}</td>
                     <td>
                       {after?.applied === undefined
                         ? "—"

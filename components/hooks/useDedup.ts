@@ -52,7 +52,8 @@ export function useDedupReviews(before: string | null) {
     queryFn: () =>
       getJson<{ reviews: ReviewView[]; nextBefore: string | null; pending: number }>(
         "/api/dedup/reviews",
-        { state: "pending", before },
+        // Ten pairs a page: each is a card with both headlines, and the thresholds follow it.
+        { state: "pending", before, limit: 10 },
       ),
     refetchInterval: 10_000,
   });
@@ -91,10 +92,26 @@ export function useDedupRun(id: string | null, after: string | null) {
     queryFn: () =>
       getJson<{ run: DedupRunView; changes: RunChange[]; nextAfter: string | null }>(
         `/api/dedup/runs/${id}`,
-        { after },
+        // 50 changes a page: with the items they match, at most 150 headlines to look up.
+        { after, limit: 50 },
       ),
     enabled: id !== null,
     refetchInterval: (query) => (query.state.data?.run.state === "running" ? 500 : 10_000),
+  });
+}
+
+/** GET /api/dedup/titles: headlines for items a run's diff names by key. */
+export function useDedupTitles(keys: string[]) {
+  const sorted = [...new Set(keys)].sort();
+  return useQuery({
+    queryKey: ["dedup", "titles", sorted],
+    queryFn: () =>
+      getJson<{ titles: Record<string, { title: string | null; sourceId: string }> }>(
+        "/api/dedup/titles",
+        { keys: sorted.join(",") },
+      ),
+    enabled: sorted.length > 0 && sorted.length <= 200,
+    staleTime: 60_000,
   });
 }
 

@@ -7,6 +7,7 @@ import {
   dedupOverview,
   getCluster,
   itemDedup,
+  itemTitles,
   listClusters,
   readEvidence,
   WINDOW_TTL_MS,
@@ -95,15 +96,19 @@ describe("dedupOverview", () => {
     expect(v.lastDecisionAt).toBe(new Date(now.getTime() - 5 * 60_000).toISOString());
   });
 
-  it("reuses a window's plots within its TTL but keeps the counts fresh; `now` reads afresh", async () => {
+  it("reuses a window's plots for a while but keeps the counts fresh; `now` reads afresh", async () => {
     const other = await createTestDatabase();
+    // The clock stands still between the requests (Date only: the read's cost is still timed).
+    const t0 = Date.now();
+    vi.useFakeTimers({ now: t0, toFake: ["Date"] });
     try {
       await seedDedupRows(other);
       const first = await dedupOverview(other, { hours: 6 });
       expect(first.decisions.decided).toBe(12);
       // A decision and a pending review arrive after the first answer.
       await other.prisma.$executeRaw`
-        UPDATE dedup_items SET outcome = 'duplicate', stage = 'near', decided_at = now()
+        UPDATE dedup_items SET outcome = 'duplicate', stage = 'near',
+                               decided_at = ${new Date(t0 - 1000)}
         WHERE entry_key = ${k.old}`;
       await other.prisma.$executeRaw`
         UPDATE dedup_reviews SET state = 'pending' WHERE state = 'rejected'`;
@@ -115,15 +120,11 @@ describe("dedupOverview", () => {
       expect((await dedupOverview(other, { hours: 6, now: new Date() })).decisions.decided).toBe(
         13,
       );
-      // Past the TTL the window is read again.
-      const later = new Date(Date.now() + WINDOW_TTL_MS[6] + 1000);
-      vi.useFakeTimers({ now: later, toFake: ["Date"] });
-      try {
-        expect((await dedupOverview(other, { hours: 6 })).decisions.totals.near).toBe(2);
-      } finally {
-        vi.useRealTimers();
-      }
+      // Past the longest reuse the window is read again.
+      vi.setSystemTime(t0 + WINDOW_TTL_MS[6] + 1000);
+      expect((await dedupOverview(other, { hours: 6 })).decisions.totals.near).toBe(2);
     } finally {
+      vi.useRealTimers();
       await other.drop();
     }
   });
@@ -207,6 +208,17 @@ describe("getCluster", () => {
 
   it("answers null for a cluster that does not exist", async () => {
     expect(await getCluster(db, "999999")).toBeNull();
+  });
+});
+
+describe("itemTitles", () => {
+  it("gives the headline and source of each known key, and nothing for unknown ones", async () => {
+    const t = await itemTitles(db, [k.near, k.near, dedupKey(999), k.url]);
+    expect(t).toEqual({
+      [k.near]: { title: DEDUP_SEED.titles.near, sourceId: "tribune" },
+      [k.url]: { title: "Floods close the northern highway", sourceId: "daily" },
+    });
+    expect(await itemTitles(db, [])).toEqual({});
   });
 });
 

@@ -1,6 +1,7 @@
 import type { Database } from "@/lib/db";
 import { isId } from "@/lib/validation";
 import { type ItemDedup, itemDedup } from "./dedup";
+import { httpLink } from "./links";
 
 /**
  * The Items page's reads: a bounded search over current rows, and one item's provenance (the
@@ -122,8 +123,7 @@ function isPrintedTimestamp(at: string): boolean {
   );
 }
 
-export const httpLink = (link: string | null): string | null =>
-  link && /^https?:\/\//i.test(link) ? link : null;
+export { httpLink } from "./links";
 
 /** `%`, `_` and `\` stand for themselves in the pattern. */
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);

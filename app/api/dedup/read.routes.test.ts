@@ -76,3 +76,27 @@ describe("GET /api/dedup/clusters/:id", () => {
     }
   });
 });
+
+describe("GET /api/dedup/titles", () => {
+  it("answers headlines by key and refuses anything but entry keys", async () => {
+    const { GET } = await import("./titles/route");
+    const key = DEDUP_SEED.keys.near;
+    const res = await GET(get(`/api/dedup/titles?keys=${key},${"0".repeat(64)}`));
+    expect(res.status).toBe(200);
+    expect((await res.json()).titles).toEqual({
+      [key]: { title: DEDUP_SEED.titles.near, sourceId: "tribune" },
+    });
+    const many = Array.from({ length: 201 }, (_, i) => i.toString(16).padStart(64, "0")).join(",");
+    for (const q of [
+      "",
+      "keys=",
+      "keys=abc",
+      `keys=${key},`,
+      `keys=${DEDUP_SEED.keys.reviewD.toUpperCase()}`,
+      `keys=${many}`,
+    ]) {
+      const bad = await GET(get(`/api/dedup/titles?${q}`));
+      expect(bad.status, q.slice(0, 40)).toBe(400);
+    }
+  });
+});
