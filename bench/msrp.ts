@@ -4,21 +4,25 @@
  *   npm run -s bench -- msrp [--folds 10] [--seed 13] [--file PATH] [--json]
  *
  * Reads the Microsoft Research Paraphrase Corpus training pairs (header skipped, BOM handled),
- * shuffles them with the seed and splits them into k folds. For each retrieval radius (0, 1, 2,
- * and "all": as if every pair were retrieved, the score alone), on each fold: the score's word
+ * shuffles them with the seed and splits them into k folds. For each retrieval (the SimHash bands
+ * alone at radius 0, 1, 2; the shipped radius 1 with the anchor lookup at minShared 1, 2, 3; and
+ * "all": as if every pair were retrieved, the score alone), on each fold: the score's word
  * weight, its number penalty and near.duplicate are tuned for accuracy on the other k − 1 folds
- * and measured on the held-out one. A pair the banded lookup would not retrieve at that radius is
- * "not duplicate" whatever its score, as in the live stage. Then the shipped DEFAULT_THRESHOLDS
+ * and measured on the held-out one. A pair that retrieval would not find is "not duplicate"
+ * whatever its score, as in the live stage. It also estimates what the anchor lookup reads per
+ * item at 1,000,000 items, and what its posting cap costs in recall there (an estimate: MSRP's
+ * anchor frequencies scaled, see anchorsAtScale). Then the shipped DEFAULT_THRESHOLDS
  * and SCORE_WEIGHTS are measured on every held-out fold through judgeTitles, the function
  * `dedup-pairs` prints, so the figures are the CLI's own.
  *
- * Pure computation, no database; ~10 s on one core.
+ * Pure computation, no database; ~30 s on one core.
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import {
   analyze,
+  anchors,
   blend,
   DEFAULT_THRESHOLDS,
   hamming,
@@ -27,7 +31,9 @@ import {
   type PairFeatures,
   pairFeatures,
   retrievableAt,
+  retrievedBy,
   SCORE_WEIGHTS,
+  sharedAnchors,
 } from "@/lib/dedup";
 
 const DEFAULT_FILE = path.resolve(
@@ -36,8 +42,21 @@ const DEFAULT_FILE = path.resolve(
 );
 const WORD_GRID = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1];
 const NUMBER_GRID = [0, 0.1, 0.2, 0.3, 0.4, 0.5];
-const RADII = [0, 1, 2, "all"] as const;
+/**
+ * The retrievals compared: the bands alone per radius, the shipped radius with anchors at
+ * minShared 1-3 ("a1".."a3"; "a2" is the shipped rule), and every pair.
+ */
+const RADII = [0, 1, 2, "a1", "a2", "a3", "all"] as const;
 type Radius = (typeof RADII)[number];
+const LABEL: Record<Radius, string> = {
+  0: "bands r0",
+  1: "bands r1",
+  2: "bands r2",
+  a1: "r1 + anchors M1",
+  a2: "r1 + anchors M2",
+  a3: "r1 + anchors M3",
+  all: "every pair",
+};
 
 export interface MsrpPair {
   label: boolean;
@@ -87,6 +106,9 @@ function shuffled<T>(xs: T[], seed: number): T[] {
 interface Prepared extends MsrpPair {
   sa: bigint;
   sb: bigint;
+  /** Each side's anchors at the shipped retrieval.anchors. */
+  aa: number[];
+  ab: number[];
   features: PairFeatures;
   exact: boolean;
   hamming: number;
@@ -105,14 +127,38 @@ function prepare(p: MsrpPair): Prepared {
   const max = DEFAULT_THRESHOLDS.retrieval.maxHamming;
   const h = both ? hamming(sa, sb) : 64;
   const at = (r: number) => both && h <= max && retrievableAt(sa, sb, r);
+  const count = DEFAULT_THRESHOLDS.retrieval.anchors;
+  const aa = anchors(A, count);
+  const ab = anchors(B, count);
+  // Through lib/dedup's own rule (what judge and so dedup-pairs apply), per minShared.
+  const withAnchors = (m: number) =>
+    both &&
+    retrievedBy(
+      { simhash: sa, anchors: aa },
+      { simhash: sb, anchors: ab },
+      {
+        ...DEFAULT_THRESHOLDS,
+        retrieval: { ...DEFAULT_THRESHOLDS.retrieval, radius: 1, minShared: m },
+      },
+    ) !== null;
   return {
     ...p,
     sa,
     sb,
+    aa,
+    ab,
     features: pairFeatures(A, B),
     exact,
     hamming: h,
-    retrieved: { 0: at(0), 1: at(1), 2: at(2), all: both },
+    retrieved: {
+      0: at(0),
+      1: at(1),
+      2: at(2),
+      a1: withAnchors(1),
+      a2: withAnchors(2),
+      a3: withAnchors(3),
+      all: both,
+    },
   };
 }
 
@@ -193,13 +239,19 @@ function tune(train: Prepared[], radius: Radius): Choice {
   return best.choice;
 }
 
+const MIN_SHARED: Partial<Record<Radius, number>> = { a1: 1, a2: 2, a3: 3 };
+
 /**
  * The share of unrelated pairs (first sentence of pair i, second of pair j ≠ i) within the
  * radius, before maxHamming: the share of a window the banded lookup reads for an item with no
- * duplicate (× 1,000,000 items = the rows one lookup reads).
+ * duplicate (× 1,000,000 items = the rows one lookup reads). With anchors: the share within the
+ * radius or sharing minShared anchors (the anchor lookup's own reads are bounded by its cap
+ * instead, anchorsAtScale; this share is what is offered to be scored, at most NEAR_CANDIDATES).
  */
 function unrelatedShare(ps: Prepared[], radius: Radius): number {
   if (radius === "all") return 1;
+  const m = MIN_SHARED[radius];
+  const r = m === undefined ? (radius as number) : 1;
   let hit = 0;
   let n = 0;
   for (let i = 0; i < ps.length; i++) {
@@ -208,10 +260,55 @@ function unrelatedShare(ps: Prepared[], radius: Radius): number {
       n++;
       const a = ps[i] as Prepared;
       const b = ps[j] as Prepared;
-      if (retrievableAt(a.sa, b.sb, radius)) hit++;
+      if (retrievableAt(a.sa, b.sb, r) || (m !== undefined && sharedAnchors(a.aa, b.ab) >= m))
+        hit++;
     }
   }
   return n ? hit / n : 0;
+}
+
+/** Recency of the original when its rewrite is decided, in the scale estimate (hours). */
+const SEEN_BEFORE = [1, 6, 24] as const;
+
+/**
+ * What the anchor lookup would read and find with `items` in a `windowHours` window, from the
+ * frequency of each anchor over MSRP's sentences scaled linearly (an anchor on f of its N
+ * sentences is on f·items/N items of the window). An estimate, and a pessimistic one for rare
+ * anchors: a bigger window has more distinct names, not only more of the same ones.
+ * - rows read per item: Σ over its anchors of min(postingCap, postings);
+ * - label-1 pairs still found when the original was seen h hours before the rewrite, writing at
+ *   a steady rate: the original is among an anchor's postingCap newest rows iff fewer than
+ *   postingCap items with that anchor came after it (postings · h / window); the pair is found
+ *   by the bands (radius 1) or by minShared anchors that keep it within their cap.
+ */
+function anchorsAtScale(ps: Prepared[], items: number, postingCap: number) {
+  const t = DEFAULT_THRESHOLDS;
+  const freq = new Map<number, number>();
+  for (const p of ps) for (const a of [...p.aa, ...p.ab]) freq.set(a, (freq.get(a) ?? 0) + 1);
+  const perSentence = items / (ps.length * 2);
+  const postings = (a: number) => (freq.get(a) ?? 1) * perSentence;
+  const rows = ps
+    .flatMap((p) => [p.aa, p.ab])
+    .map((as) => as.reduce((s, a) => s + Math.min(postingCap, postings(a)), 0))
+    .sort((x, y) => x - y);
+  const q = (f: number) => Math.round(rows[Math.floor(f * (rows.length - 1))] as number);
+  const positives = ps.filter((p) => p.label);
+  const found: Record<string, number> = {};
+  for (const h of SEEN_BEFORE) {
+    const hit = positives.filter((p) => {
+      if (p.exact || p.retrieved[1]) return true;
+      const inB = new Set(p.ab);
+      const kept = p.aa.filter((a) => inB.has(a) && (postings(a) * h) / t.windowHours < postingCap);
+      return kept.length >= t.retrieval.minShared;
+    }).length;
+    found[`${h}h`] = hit / positives.length;
+  }
+  return {
+    postingCap,
+    rowsPerItem: { p50: q(0.5), p99: q(0.99), max: q(1) },
+    labelOneFound: found,
+    distinctAnchors: freq.size,
+  };
 }
 
 /** Hamming distances of the unrelated pairs the banded lookup reads at `radius`. */
@@ -294,7 +391,7 @@ export async function run(args: string[]): Promise<void> {
   const result: Record<string, unknown> = { pairs: pairs.length, folds: k, seed };
 
   log(`MSRP training pairs: ${pairs.length} (${f3(positives.length / pairs.length)} labelled 1)`);
-  log("retrieval ceiling: share of label-1 pairs the banded lookup finds (maxHamming applied)");
+  log("retrieval ceiling: share of label-1 pairs the lookups find (maxHamming applied to bands)");
   log(
     "  and of unrelated pairs (sentences of different pairs): the lookup's cost, x 1M = rows read",
   );
@@ -304,12 +401,29 @@ export async function run(args: string[]): Promise<void> {
     ceiling[r] = positives.filter((p) => p.exact || p.retrieved[r]).length / positives.length;
     unrelated[r] = unrelatedShare(prepared, r);
     log(
-      `  radius ${String(r).padEnd(3)} label-1 found ${f3(ceiling[r] as number)}  ` +
+      `  ${LABEL[r].padEnd(16)} label-1 found ${f3(ceiling[r] as number)}  ` +
         `unrelated found ${((unrelated[r] as number) * 100).toFixed(3)} %`,
     );
   }
   result.ceiling = ceiling;
   result.unrelated = unrelated;
+
+  // The anchor lookup at scale: rows read per item and recall under the posting cap.
+  const items = 1_000_000;
+  log(
+    `anchor lookup at ${items.toLocaleString("en")} items in the window (ESTIMATE: MSRP's anchor ` +
+      `frequencies over ${pairs.length * 2} sentences scaled linearly):`,
+  );
+  const scale = [32, 64, 128, 256, 512].map((cap) => anchorsAtScale(prepared, items, cap));
+  for (const e of scale) {
+    const shipped = e.postingCap === DEFAULT_THRESHOLDS.retrieval.postingCap ? " (shipped)" : "";
+    log(
+      `  postingCap ${String(e.postingCap).padStart(3)}${shipped.padEnd(10)} rows read per item ` +
+        `p50 ${e.rowsPerItem.p50} p99 ${e.rowsPerItem.p99} max ${e.rowsPerItem.max}; label-1 found ` +
+        `with the original seen ${SEEN_BEFORE.map((h) => `${h} h before: ${f3(e.labelOneFound[`${h}h`] as number)}`).join(", ")}`,
+    );
+  }
+  result.anchorsAtScale = { items, estimate: true, caps: scale };
   const radius = DEFAULT_THRESHOLDS.retrieval.radius;
   const found = positives
     .filter((p) => retrievableAt(...simhashes(p), radius))
@@ -356,7 +470,7 @@ export async function run(args: string[]): Promise<void> {
 
   const cv: Record<string, unknown> = {};
   for (const r of RADII) {
-    log(`\nradius ${r}: tuned on ${k - 1} folds, measured on the held-out one`);
+    log(`\n${LABEL[r]}: tuned on ${k - 1} folds, measured on the held-out one`);
     const ms: Metrics[] = [];
     const choices: Choice[] = [];
     folds.forEach((test, f) => {
@@ -390,6 +504,7 @@ export async function run(args: string[]): Promise<void> {
   const t = DEFAULT_THRESHOLDS;
   log(
     `\nshipped defaults (dedup-pairs): radius ${t.retrieval.radius}, maxHamming ${t.retrieval.maxHamming}, ` +
+      `anchors ${t.retrieval.anchors}, minShared ${t.retrieval.minShared}, postingCap ${t.retrieval.postingCap}, ` +
       `near.duplicate ${t.near.duplicate}, near.review ${t.near.review}, ` +
       `word ${SCORE_WEIGHTS.word}, numbers ${SCORE_WEIGHTS.numbers}`,
   );
@@ -412,5 +527,18 @@ export async function run(args: string[]): Promise<void> {
   );
   log(`  stages: ${JSON.stringify(stages)}`);
   result.shipped = { folds: shipped, stages, ...summary(shipped) };
+
+  // One table, as the README and decision 022 show it.
+  log("\nretrieval            label-1 found  unrelated found  accuracy       F1");
+  const row = (name: string, found: number, u: number, ms: Metrics[]) =>
+    log(
+      `  ${name.padEnd(19)} ${f3(found).padEnd(14)} ${`${(u * 100).toFixed(3)} %`.padEnd(16)} ` +
+        `${pm(ms.map((m) => m.accuracy))}  ${pm(ms.map((m) => m.f1))}`,
+    );
+  for (const r of RADII) {
+    const c = cv[r] as { folds: Metrics[] };
+    row(LABEL[r], ceiling[r] as number, unrelated[r] as number, c.folds);
+  }
+  row("shipped defaults", ceiling.a2 as number, unrelated.a2 as number, shipped);
   if (values.json) console.log(JSON.stringify(result));
 }
