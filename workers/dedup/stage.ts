@@ -107,7 +107,7 @@ async function decide(
     async (tx): Promise<Decision | "stale" | StageVerdict> => {
       const { thresholds, revision } = await settings.read(tx);
       const radius = thresholds.retrieval.radius;
-      const anchors = removal === null ? anchorsOf(analyzed, anchorCount(thresholds)) : [];
+      const anchors = removal === null ? anchorsOf(analyzed, thresholds.retrieval.anchors) : [];
       // The old keys too: a decision that found this item by them waits for this change.
       const names = lockNames(job.entryKey, keys, radius, anchors);
       if (before) names.push(...lockNames(job.entryKey, before.keys, radius, before.anchors));
@@ -411,10 +411,4 @@ async function storedKeys(
     },
     anchors: row.anchors ?? [],
   };
-}
-
-/** Anchors kept per item under these thresholds (0: the anchor lookup is off). */
-function anchorCount(t: DedupThresholds): number {
-  const n = (t.retrieval as { anchors?: number }).anchors;
-  return typeof n === "number" ? n : 0;
 }
