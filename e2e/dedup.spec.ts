@@ -1,4 +1,4 @@
-import { expect, type Page, type TestInfo, test } from "@playwright/test";
+import { expect, type Locator, type Page, type TestInfo, test } from "@playwright/test";
 import { login } from "./fixtures/admin";
 import { DEDUP_ITEMS, type DedupItemName, dedupItemKey } from "./fixtures/dedup";
 
@@ -99,7 +99,24 @@ test("the review queue: confirm one pair, reject another", async ({ page }, test
       .filter({ hasText: title(b) });
   const villages = pair("villages", "visit");
   const fuel = pair("fuelAgain", "fuel");
-  await expect(villages).toHaveCount(1);
+  // The queue is newest first, ten a page, and the simulator's pairs are newer than the
+  // fixture's: page back until the pair shows.
+  const pageTo = async (target: Locator) => {
+    const newest = queue.getByRole("button", { name: "← Newest" });
+    if (await newest.isEnabled()) await newest.click();
+    const first = queue.locator("article").first();
+    for (let i = 0; i < 50; i++) {
+      await expect(first).toBeVisible();
+      if ((await target.count()) > 0) break;
+      const older = queue.getByRole("button", { name: "Older →" });
+      if (!(await older.isEnabled())) break;
+      const id = (await first.getAttribute("data-review-id")) ?? "";
+      await older.click();
+      await expect(first).not.toHaveAttribute("data-review-id", id);
+    }
+    await expect(target).toHaveCount(1);
+  };
+  await pageTo(villages);
   await expect(villages.getByTestId("score")).toContainText("threshold");
   await villages.getByText("Evidence").click();
   await expect(villages.getByRole("list", { name: "Shared words" })).toContainText("villages");
@@ -107,6 +124,7 @@ test("the review queue: confirm one pair, reject another", async ({ page }, test
 
   await villages.getByRole("button", { name: "Confirm: same story" }).click();
   await expect(villages).toHaveCount(0);
+  await pageTo(fuel);
   await fuel.getByRole("button", { name: "Reject: different" }).click();
   await expect(fuel).toHaveCount(0);
 
