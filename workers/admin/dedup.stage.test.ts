@@ -33,7 +33,8 @@ afterAll(async () => {
 beforeEach(async () => {
   await db.prisma.$executeRawUnsafe(
     `TRUNCATE news, news_events, dedup_items, dedup_clusters, dedup_cluster_events, dedup_links,
-              dedup_reviews, dedup_settings, dedup_runs, dedup_run_changes, jobs RESTART IDENTITY`,
+              dedup_reviews, dedup_settings, dedup_runs, dedup_run_changes, dedup_anchors, jobs
+              RESTART IDENTITY`,
   );
   stage = dedupStage(db);
 });
@@ -89,6 +90,19 @@ describe("undo against the stage", () => {
     await decide(c);
     expect(await stateOf(db, c.entryKey)).toMatchObject({ duplicateOf: a.entryKey });
     expect(await stateOf(db, b.entryKey)).toMatchObject({ duplicateOf: null });
+  });
+});
+
+describe("re-run against the stage", () => {
+  it("with the thresholds in force, a link only the anchors found stays: the diff is empty", async () => {
+    const rewrite = variantOf(TEXTS.strike, "near", 3, DEFAULT_THRESHOLDS, "anchors");
+    const a = await put(db, "wire", "a", TEXTS.strike);
+    const b = await put(db, "daily", "b", rewrite);
+    await decide(a);
+    await decide(b);
+    expect(await stateOf(db, b.entryKey)).toMatchObject({ duplicateOf: a.entryKey, stage: "near" });
+    const dry = await finished((await startDedupRun(db, { dryRun: true, actor: "admin" })).runId);
+    expect(dry.changes).toEqual([]);
   });
 });
 

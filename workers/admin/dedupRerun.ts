@@ -1,15 +1,19 @@
 import { DEDUP_AUDIT_ACTIONS } from "@/lib/dashboard/audit";
 import type { Database } from "@/lib/db";
 import {
+  analyze,
+  anchors as anchorsOf,
   bands,
   type DedupThresholds,
   dedupThresholdsSchema,
   fromSigned64,
+  itemText,
   type Judgement,
   judge,
 } from "@/lib/dedup";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { logger } from "@/lib/logger";
+import { anchorCandidates } from "@/workers/dedup/anchors";
 import { linkItem, unlinkItem } from "@/workers/dedup/clusters";
 import { openReview } from "@/workers/dedup/decision";
 import { byContent, byUrl, nearCandidates, type Probe, texts } from "@/workers/dedup/lookup";
@@ -387,7 +391,17 @@ async function cascadeMatch(
       evidence: { contentKey: row.content_key },
     });
   }
-  const retrieved = await nearCandidates(tx, probe, thresholds);
+  // Stage 3's two lookups, as the stage makes them: the SimHash bands and the shared anchors
+  // (computed with the thresholds under test; the stored postings are the in-force anchors).
+  const self = { title: row.title, summary: row.summary, link: row.link, keys: probe.keys };
+  const analyzed = analyze(itemText(self));
+  const anchors = anchorsOf(analyzed, thresholds.retrieval.anchors);
+  const byBands = await nearCandidates(tx, probe, thresholds);
+  const byAnchors = await anchorCandidates(tx, probe, anchors, thresholds);
+  const seen = new Set<string>();
+  const retrieved = [...byBands, ...byAnchors].filter((c) =>
+    seen.has(c.entryKey) ? false : (seen.add(c.entryKey), true),
+  );
   const before = await earlier(
     db,
     row,
@@ -398,13 +412,12 @@ async function cascadeMatch(
     tx,
     near.map((c) => c.entryKey),
   );
-  const self = { title: row.title, summary: row.summary, link: row.link, keys: probe.keys };
   const rank = (j: Judgement) => (j.duplicate ? 2 : 1) + j.score;
   let best: { key: string; judgement: Judgement } | null = null;
   for (const c of near) {
     const text = candidates.get(c.entryKey);
     if (!text) continue;
-    const judgement = judge(self, text, thresholds);
+    const judgement = judge({ ...self, analyzed, anchors }, text, thresholds);
     if (judgement.stage === null) continue;
     if (!best || rank(judgement) > rank(best.judgement)) best = { key: c.entryKey, judgement };
   }
