@@ -33,6 +33,10 @@ export function ClusterView({ id }: { id: string }) {
   }
   const { cluster, members } = data;
   const byKey = new Map(members.map((m) => [m.entryKey, m]));
+  // Headlines for the history's keys: members now, and items whose links ended.
+  const titles = new Map<string, string>();
+  for (const l of data.endedLinks) if (l.title) titles.set(l.entryKey, l.title);
+  for (const m of members) if (m.title) titles.set(m.entryKey, m.title);
 
   return (
     <>
@@ -147,14 +151,16 @@ export function ClusterView({ id }: { id: string }) {
               <tr key={e.id}>
                 <td className={s.nowrap}>{when(e.at)}</td>
                 <td>{e.kind}</td>
-                <td className={s.mono}>
+                <td className={s.title}>
                   {e.entryKey ? (
-                    <Link href={`/items/${e.entryKey}`}>{e.entryKey.slice(0, 12)}…</Link>
+                    <Link href={`/items/${e.entryKey}`}>
+                      {titles.get(e.entryKey) ?? `${e.entryKey.slice(0, 10)}…`}
+                    </Link>
                   ) : (
                     "—"
                   )}
                 </td>
-                <td>{eventDetail(e.detail)}</td>
+                <td>{eventDetail(e.detail, titles)}</td>
               </tr>
             ))}
           </tbody>
@@ -221,14 +227,23 @@ function Member({
 }
 
 /** A cluster event's detail in words: the stage and score of a join, the reason of an election. */
-function eventDetail(detail: unknown): string {
+function eventDetail(detail: unknown, titles: Map<string, string>): string {
   if (!detail || typeof detail !== "object") return "—";
   const d = detail as Record<string, unknown>;
   const parts: string[] = [];
+  for (const k of ["canonicalKey", "canonical", "from", "to"] as const) {
+    const v = d[k];
+    if (typeof v === "string" && /^[0-9a-f]{64}$/.test(v)) {
+      parts.push(
+        `${k === "canonicalKey" ? "canonical" : k}: ${titles.get(v) ?? `${v.slice(0, 10)}…`}`,
+      );
+    }
+  }
   if (typeof d.stage === "string") parts.push(d.stage);
   if (typeof d.score === "number" && d.stage !== "url" && d.stage !== "exact")
     parts.push(`score ${d.score.toFixed(2)}`);
-  if (typeof d.reason === "string") parts.push(d.reason);
+  for (const k of ["reason", "why"] as const)
+    if (typeof d[k] === "string") parts.push(d[k] as string);
   if (typeof d.by === "string") parts.push(`by ${d.by}`);
   return parts.length ? parts.join(" · ") : JSON.stringify(detail).slice(0, 200);
 }
