@@ -152,14 +152,31 @@ describe("judge: English headlines", () => {
     expect(j(a, b).duplicate).toBe(false);
   });
 
-  it("a lexical limit the anchors expose: rise and fall share every other word, and link", () => {
-    // Decision 022: antonyms score as high as an edit. The bands missed this pair (so it was
-    // kept apart by luck); the anchors (dhaka, stock, bank) find it and the score links it.
-    // Telling rise from fall is the meaning stage's (issue 14).
-    const a = "Dhaka stocks rise 2% on bank rally";
-    const b = "Dhaka stocks fall 2% on bank selloff";
-    expect(j(a, b, bandsOnly).duplicate).toBe(false);
-    expect(j(a, b)).toMatchObject({ duplicate: true, retrieval: "anchors", sharedAnchors: 3 });
+  it.each([
+    ["Dhaka stocks rise 2% on bank rally", "Dhaka stocks fall 2% on bank selloff", "rise", "fall"],
+    ["City wins the derby against United", "City loses the derby against United", "wins", "loses"],
+    [
+      "Parliament approves the budget bill",
+      "Parliament rejects the budget bill",
+      "approves",
+      "rejects",
+    ],
+    ["ঢাকায় শেয়ারের দাম বাড়ল", "ঢাকায় শেয়ারের দাম কমল", "বাড়ল", "কমল"],
+  ])(
+    "opposite outcomes share every other word, yet go to review, never linked: %s / %s",
+    (a, b, x, y) => {
+      // Antonyms score as high as an edit (0.67 for the first); the anchors find the pair. The
+      // polarity guard holds the link back and names the words; meaning or an operator decides.
+      expect(j(a, b, bandsOnly).duplicate).toBe(false);
+      const got = j(a, b);
+      expect(got).toMatchObject({ duplicate: false, stage: "review" });
+      expect(got.evidence?.opposed).toEqual([x, y]);
+    },
+  );
+
+  it("the same direction in other words still links", () => {
+    const got = j("Dhaka stocks rise 2% on bank rally", "Dhaka stocks climb 2% on bank rally");
+    expect(got).toMatchObject({ duplicate: true, stage: "near" });
   });
 
   it("a different figure weighs against a link", () => {

@@ -1,6 +1,7 @@
 import { anchorRetrievable, anchors, sharedAnchors } from "./anchors";
 import { digest128 } from "./hash";
 import { normalizeText, words } from "./normalize";
+import { opposed } from "./polarity";
 import { type Analyzed, analyze, type Evidence, evidence, pairScore } from "./score";
 import { type Bands, bands, hamming, retrievableAt, simhashOfShingles } from "./simhash";
 import type { DedupThresholds } from "./thresholds";
@@ -151,7 +152,10 @@ export function judge(a: JudgeInput, b: JudgeInput, thresholds: DedupThresholds)
     retrieval,
     sharedAnchors: sharedAnchors(anchorsA, anchorsB),
   };
-  if (found && score >= thresholds.near.duplicate) {
+  // Opposite outcomes ("rise" / "fall") are never linked on words alone: the pair goes to
+  // review, where meaning or an operator decides (lib/dedup/polarity.ts).
+  const conflict = found ? opposed(A.analyzed.words, B.analyzed.words) : null;
+  if (found && score >= thresholds.near.duplicate && conflict === null) {
     return { ...base, duplicate: true, stage: "near", evidence: evidence(A.analyzed, B.analyzed) };
   }
   if (found && score >= thresholds.near.review) {
@@ -159,7 +163,10 @@ export function judge(a: JudgeInput, b: JudgeInput, thresholds: DedupThresholds)
       ...base,
       duplicate: false,
       stage: "review",
-      evidence: evidence(A.analyzed, B.analyzed),
+      evidence: {
+        ...evidence(A.analyzed, B.analyzed),
+        ...(conflict ? { opposed: conflict } : {}),
+      },
     };
   }
   return { ...base, duplicate: false, stage: null };

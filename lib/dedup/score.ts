@@ -101,6 +101,8 @@ export interface Evidence {
   /** Words only the first has / only the second has. */
   onlyA: string[];
   onlyB: string[];
+  /** Opposite outcomes the two take sides on ("rise", "fall"), which held a link back. */
+  opposed?: [string, string];
 }
 
 export function evidence(a: string | Analyzed, b: string | Analyzed): Evidence {
