@@ -12,7 +12,7 @@ const STAGE: Record<string, string> = {
 };
 
 /** The item's dedup: its cluster (canonical and members), and what linked this item into it. */
-export function ItemCluster({ dedup }: { dedup: ItemDedup | null }) {
+export function ItemCluster({ dedup, version }: { dedup: ItemDedup | null; version: number }) {
   if (!dedup) {
     return (
       <section className={s.card} aria-label="Cluster">
@@ -53,7 +53,11 @@ export function ItemCluster({ dedup }: { dedup: ItemDedup | null }) {
           "Unique: no other item carries this story."
         )}{" "}
         <span className={s.muted}>
-          Decided {when(dedup.decidedAt)} for v{dedup.version}.
+          Decided {when(dedup.decidedAt)} for v{dedup.version}
+          {dedup.version < version
+            ? ` (the item is at v${version} now: decided again shortly)`
+            : ""}
+          .
           {dedup.pendingReviews > 0
             ? ` ${dedup.pendingReviews} pair${dedup.pendingReviews === 1 ? "" : "s"} with it wait for review.`
             : ""}

@@ -106,7 +106,7 @@ export function ItemView({ entryKey }: { entryKey: string }) {
         </dl>
       </section>
 
-      <ItemCluster dedup={data.dedup} />
+      <ItemCluster dedup={data.dedup} version={item.version} />
 
       <h2>Versions</h2>
       {data.versions.length === 0 ? (
