@@ -182,6 +182,18 @@ test("thresholds: edit, dry run with its diff, apply with progress to done", asy
     page.getByRole("region", { name: "Thresholds" }).locator(".lede").first(),
   ).toContainText("set by admin");
   await shot("dedup-applied");
+
+  // Saved without a re-run: a new revision for the decisions to come, after its confirmation.
+  const lede = page.getByRole("region", { name: "Thresholds" }).locator(".lede").first();
+  const revision = Number((await lede.textContent())?.match(/revision (\d+)/)?.[1]);
+  await form.getByLabel("Window (hours)").fill("48");
+  await page.getByRole("button", { name: "Save without re-run…" }).click();
+  const save = page.getByRole("dialog", { name: "Save thresholds" });
+  await expect(save).toContainText("Window (hours)");
+  await save.getByRole("button", { name: "Save thresholds" }).click();
+  await expect(lede).toContainText(`revision ${revision + 1}, set by admin`);
+  await expect(form.getByLabel("Window (hours)")).toHaveValue("48");
+
   await page.goto(`/items/${storm}`);
   await expect(page.getByTestId("dedup-outcome")).not.toContainText("Linked by");
 
@@ -191,6 +203,7 @@ test("thresholds: edit, dry run with its diff, apply with progress to done", asy
     .filter((e) => e.actor === "admin")
     .map((e) => e.action);
   for (const a of [
+    "dedup.thresholds",
     "dedup.undo",
     "dedup.review_confirm",
     "dedup.review_reject",
