@@ -227,7 +227,7 @@ describe("readEvidence", () => {
     expect(readEvidence(null)).toBeNull();
     expect(readEvidence([1, 2])).toBeNull();
     expect(readEvidence("x")).toBeNull();
-    const e = readEvidence({ shared: ["a", 3, null, "b"], onlyB: "not a list", distance: "2" });
+    const e = readEvidence({ shared: ["a", 3, null, "b"], onlyB: "not a list", hamming: "2" });
     expect(e).toMatchObject({
       shared: ["a", "b"],
       phrases: [],

@@ -349,9 +349,10 @@ export async function listClusters(
   let members: number | null = null;
   let id: string | null = null;
   if (cursor !== undefined) {
-    const m = (order === "largest" ? /^(\d{1,9}):(\d{1,18})$/ : /^()(\d{1,18})$/).exec(cursor);
-    if (!m) throw new BadDedupCursorError();
-    members = order === "largest" ? Number(m[1]) : null;
+    // largest: "members:id"; newest: "id" (what nextCursor below makes, nothing else).
+    const m = /^(?:(\d{1,9}):)?(\d{1,18})$/.exec(cursor);
+    if (!m || (order === "largest") !== (m[1] !== undefined)) throw new BadDedupCursorError();
+    members = m[1] === undefined ? null : Number(m[1]);
     id = m[2] ?? null;
   }
   const rows =

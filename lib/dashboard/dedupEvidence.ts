@@ -4,15 +4,12 @@
 export const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
-export const pick = (o: Record<string, unknown>, names: string[]): unknown => {
-  for (const n of names) if (n in o) return o[n];
-  return undefined;
-};
-
 /**
- * Why two texts were judged alike, as lib/dedup's evidence() records it. The stage's shape is
- * read leniently (the record is jsonb written by another module and kept for years): known
- * keys are picked out, and the whole record is kept for the page's "raw" view.
+ * Why two texts were judged alike, as the stage records it with a link or a review (jsonb):
+ * lib/dedup's evidence() (shared words and phrases, the words only on each side) and the SimHash
+ * distance for the scored stages, the matched key for the index stages. Read defensively (the
+ * record outlives the code that wrote it): anything missing or of the wrong type is empty, and
+ * the whole record is kept for a raw view.
  */
 export interface Evidence {
   /** Words both texts have, and word pairs (phrases) both have. */
@@ -29,20 +26,24 @@ export interface Evidence {
   raw: unknown;
 }
 
+/** Words shown per list: lib/dedup keeps its own lists short; a hand-made row is cut here. */
+const WORDS_SHOWN = 200;
+
 const strings = (v: unknown): string[] =>
-  Array.isArray(v) ? v.filter((x): x is string => typeof x === "string").slice(0, 200) : [];
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === "string").slice(0, WORDS_SHOWN) : [];
+
+const text = (v: unknown): string | null => (typeof v === "string" ? v : null);
 
 export function readEvidence(raw: unknown): Evidence | null {
   if (!isRecord(raw)) return null;
-  const distance = pick(raw, ["hamming", "distance"]);
   return {
-    shared: strings(pick(raw, ["shared", "sharedWords", "common"])),
-    phrases: strings(pick(raw, ["sharedPhrases", "sharedShingles"])),
-    onlyHere: strings(pick(raw, ["onlyA", "onlyInA", "differingA", "removed", "onlyHere"])),
-    onlyThere: strings(pick(raw, ["onlyB", "onlyInB", "differingB", "added", "onlyThere"])),
-    distance: typeof distance === "number" ? distance : null,
-    urlKey: typeof raw.urlKey === "string" ? raw.urlKey : null,
-    contentKey: typeof raw.contentKey === "string" ? raw.contentKey : null,
+    shared: strings(raw.shared),
+    phrases: strings(raw.sharedPhrases),
+    onlyHere: strings(raw.onlyA),
+    onlyThere: strings(raw.onlyB),
+    distance: typeof raw.hamming === "number" ? raw.hamming : null,
+    urlKey: text(raw.urlKey),
+    contentKey: text(raw.contentKey),
     raw,
   };
 }
