@@ -7,14 +7,14 @@
  *                             [--writer-rate OBS_PER_S]
  *
  * What is measured. The window is filled with N items (default 1,000,000): `news` rows (the
- * text the near stage scores candidates by) and their `dedup_items` rows (keys from
- * lib/dedup's itemKeys, as the stage writes them), first seen over the last 72 hours (the
+ * text the near stage scores candidates by), their `dedup_items` rows (keys from lib/dedup's
+ * itemKeys, as the stage writes them) and `dedup_anchors` rows (stage 3's second lookup), first seen over the last 72 hours (the
  * default window), so every one of them is a candidate. Texts are the simulator's corpus
  * (simulator/corpus.ts: 14 topics, their wordings, subjects and figures, in English and Bangla)
  * with a lead sentence of real news English from the MSRP corpus (../shared/corpora/msrp) or of
  * Bangla words from the corpus, so that, as in a real window, nearly every item differs from
  * every other in more than a figure. Rows are bulk-inserted by arrays (unnest) with the
- * dedup_items indexes dropped, the indexes then built and both tables ANALYZEd.
+ * dedup_items and dedup_anchors indexes dropped, the indexes then built and the tables ANALYZEd.
  *
  * Then M new items (default 2,000) are written to `news` and each is decided by the stage's own
  * handler (workers/dedup/stage.ts: its transaction, key locks, the URL, content and banded
@@ -43,7 +43,15 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { config } from "@/lib/config";
 import type { Database } from "@/lib/db";
-import { type DedupItem, itemKeys, toSigned64 } from "@/lib/dedup";
+import {
+  analyze,
+  anchors,
+  DEFAULT_THRESHOLDS,
+  type DedupItem,
+  itemKeys,
+  itemText,
+  toSigned64,
+} from "@/lib/dedup";
 import { createScratchDatabase } from "@/lib/scratchDatabase";
 import { type Facts, randomFacts, storySummary, TOPICS, type Topic } from "@/simulator/corpus";
 import { Random } from "@/simulator/random";
@@ -57,6 +65,8 @@ const FILL_CHUNK = 5_000;
 /** Writer bench medians quoted from docs/decisions/019 (20,000 deliveries, this machine). */
 const WRITER_RATE = { pg: 6_299, pglite: 2_775 } as const;
 const MIX = { url: 0.15, exact: 0.25, near: 0.15 } as const;
+/** Anchors per item as the stage keeps them (stage 3's second lookup, dedup_anchors). */
+const ANCHORS = DEFAULT_THRESHOLDS.retrieval.anchors;
 
 type Target = "pg" | "pglite";
 const TARGETS: readonly Target[] = ["pg", "pglite"];
@@ -239,7 +249,7 @@ async function fill(db: Database, n: number): Promise<number> {
   );
   const indexes = await db.prisma.$queryRaw<{ name: string; def: string }[]>`
     SELECT indexname AS name, indexdef AS def FROM pg_indexes
-    WHERE tablename = 'dedup_items' AND indexname <> 'dedup_items_pkey'`;
+    WHERE tablename IN ('dedup_items', 'dedup_anchors') AND indexname NOT LIKE '%_pkey'`;
   for (const ix of indexes) await db.prisma.$executeRawUnsafe(`DROP INDEX ${ix.name}`);
   const now = Date.now();
   const span = WINDOW_HOURS * 3_600_000 * 0.95;
@@ -252,7 +262,14 @@ async function fill(db: Database, n: number): Promise<number> {
       const text = windowItem(i);
       // Oldest first, spread evenly over the window, so the window filter keeps them all.
       const seen = new Date(now - span + Math.floor((span * i) / n)).toISOString();
-      rows.push({ key: `w${i}`, text, seen, keys: itemKeys(text) });
+      const analyzed = analyze(itemText(text));
+      rows.push({
+        key: `w${i}`,
+        text,
+        seen,
+        keys: itemKeys(text, analyzed),
+        anchors: ANCHORS > 0 ? anchors(analyzed, ANCHORS) : [],
+      });
     }
     keyed += performance.now() - t0;
     await insertRows(db, rows, true);
@@ -262,6 +279,7 @@ async function fill(db: Database, n: number): Promise<number> {
   for (const ix of indexes) await db.prisma.$executeRawUnsafe(ix.def);
   await db.prisma.$executeRawUnsafe("ANALYZE news");
   await db.prisma.$executeRawUnsafe("ANALYZE dedup_items");
+  await db.prisma.$executeRawUnsafe("ANALYZE dedup_anchors");
   const seconds = (performance.now() - started) / 1000;
   log(`  window of ${fmt(n)} items ready in ${fmt(seconds, 1)} s`);
   return seconds;
@@ -272,6 +290,7 @@ interface Row {
   text: Text;
   seen: string;
   keys?: ReturnType<typeof itemKeys>;
+  anchors?: number[];
 }
 
 /** news rows, and with `decided` their dedup_items rows as the stage leaves a unique item. */
@@ -302,6 +321,13 @@ async function insertRows(db: Database, rows: Row[], decided: boolean): Promise<
                 })}::bigint[],
                 ${band(0)}::int[], ${band(1)}::int[], ${band(2)}::int[], ${band(3)}::int[])
          AS x(k, s, f, u, c, h, b0, b1, b2, b3)`;
+  const flat = rows.flatMap((r) => (r.anchors ?? []).map((a) => [r.key, a, r.seen] as const));
+  if (flat.length === 0) return;
+  await db.prisma.$executeRaw`
+    INSERT INTO dedup_anchors (entry_key, anchor, first_seen_at)
+    SELECT * FROM unnest(${flat.map((f) => f[0])}::text[], ${flat.map((f) => f[1])}::int[],
+                         ${flat.map((f) => f[2])}::timestamptz[])
+    ON CONFLICT DO NOTHING`;
 }
 
 // ---------------------------------------------------------------------------------------------
