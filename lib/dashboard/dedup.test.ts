@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { Database } from "@/lib/db";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 import { DEDUP_SEED, dedupKey, seedDedupRows } from "@/lib/testing/dedupSeed";
 import {
@@ -125,6 +126,34 @@ describe("dedupOverview", () => {
       expect((await dedupOverview(other, { hours: 6 })).decisions.totals.near).toBe(2);
     } finally {
       vi.useRealTimers();
+      await other.drop();
+    }
+  });
+
+  it("shares one window read between requests made at once, and keeps no failed read", async () => {
+    const other = await createTestDatabase();
+    try {
+      await seedDedupRows(other);
+      const [a, b] = await Promise.all([
+        dedupOverview(other, { hours: 72 }),
+        dedupOverview(other, { hours: 72 }),
+      ]);
+      expect(a.decisions).toBe(b.decisions);
+      // A connection that fails once: the failure reaches the caller and is not reused.
+      let fail = true;
+      const prisma = new Proxy(other.prisma, {
+        get(target, key) {
+          if (key === "$queryRaw" && fail)
+            return () => Promise.reject(new Error("connection lost"));
+          const v = Reflect.get(target, key);
+          return typeof v === "function" ? v.bind(target) : v;
+        },
+      });
+      const flaky = { ...other, prisma } as Database;
+      await expect(dedupOverview(flaky, { hours: 6 })).rejects.toThrow("connection lost");
+      fail = false;
+      expect((await dedupOverview(flaky, { hours: 6 })).decisions.decided).toBe(12);
+    } finally {
       await other.drop();
     }
   });
