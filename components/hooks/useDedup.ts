@@ -27,9 +27,11 @@ export function useDedupClusters(order: ClusterOrder, cursor: string | null) {
   return useQuery({
     queryKey: ["dedup", "clusters", order, cursor],
     queryFn: () =>
+      // Ten a page: the review queue and the thresholds follow on the same page.
       getJson<{ clusters: ClusterSummary[]; nextCursor: string | null }>("/api/dedup/clusters", {
         order,
         cursor,
+        limit: 10,
       }),
     refetchInterval: 15_000,
   });
