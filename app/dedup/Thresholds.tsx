@@ -40,6 +40,24 @@ const FIELDS = [
     step: "1",
     help: "0–64: candidates further are dropped",
   },
+  {
+    path: ["retrieval", "anchors"],
+    label: "Anchors per item",
+    step: "1",
+    help: "0–16 distinctive word stems looked up; 0: off",
+  },
+  {
+    path: ["retrieval", "minShared"],
+    label: "Anchors shared to compare",
+    step: "1",
+    help: "1–16, at most the anchors per item",
+  },
+  {
+    path: ["retrieval", "postingCap"],
+    label: "Rows read per anchor",
+    step: "1",
+    help: "1–4096, the newest in the window",
+  },
   { path: ["near", "duplicate"], label: "Near: link at score ≥", step: "0.01", help: "0–1" },
   {
     path: ["near", "review"],
