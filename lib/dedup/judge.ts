@@ -4,6 +4,7 @@ import { normalizeText, words } from "./normalize";
 import { opposed } from "./polarity";
 import { type Analyzed, analyze, type Evidence, evidence, pairScore } from "./score";
 import { type Bands, bands, hamming, retrievableAt, simhashOfShingles } from "./simhash";
+import { swapped } from "./swaps";
 import type { DedupThresholds } from "./thresholds";
 import { urlKey } from "./urlKey";
 
@@ -155,7 +156,13 @@ export function judge(a: JudgeInput, b: JudgeInput, thresholds: DedupThresholds)
   // Opposite outcomes ("rise" / "fall") are never linked on words alone: the pair goes to
   // review, where meaning or an operator decides (lib/dedup/polarity.ts).
   const conflict = found ? opposed(A.analyzed.words, B.analyzed.words) : null;
-  if (found && score >= thresholds.near.duplicate && conflict === null) {
+  // One frame, other particulars ("26 villages in Madaripur" / "49 villages in Barguna"): held
+  // back to review the same way (lib/dedup/swaps.ts).
+  const swap =
+    found && conflict === null && score >= thresholds.near.review
+      ? swapped(A.analyzed.words, B.analyzed.words)
+      : null;
+  if (found && score >= thresholds.near.duplicate && conflict === null && swap === null) {
     return { ...base, duplicate: true, stage: "near", evidence: evidence(A.analyzed, B.analyzed) };
   }
   if (found && score >= thresholds.near.review) {
@@ -166,6 +173,7 @@ export function judge(a: JudgeInput, b: JudgeInput, thresholds: DedupThresholds)
       evidence: {
         ...evidence(A.analyzed, B.analyzed),
         ...(conflict ? { opposed: conflict } : {}),
+        ...(swap ? { swapped: swap } : {}),
       },
     };
   }

@@ -103,6 +103,8 @@ export interface Evidence {
   onlyB: string[];
   /** Opposite outcomes the two take sides on ("rise", "fall"), which held a link back. */
   opposed?: [string, string];
+  /** The particulars or names only each side has, which held a link back (lib/dedup/swaps.ts). */
+  swapped?: { kind: "particulars"; a: string[]; b: string[] };
 }
 
 export function evidence(a: string | Analyzed, b: string | Analyzed): Evidence {
