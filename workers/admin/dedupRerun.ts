@@ -398,10 +398,9 @@ async function cascadeMatch(
   const anchors = anchorsOf(analyzed, thresholds.retrieval.anchors);
   const byBands = await nearCandidates(tx, probe, thresholds);
   const byAnchors = await anchorCandidates(tx, probe, anchors, thresholds);
-  const seen = new Set<string>();
-  const retrieved = [...byBands, ...byAnchors].filter((c) =>
-    seen.has(c.entryKey) ? false : (seen.add(c.entryKey), true),
-  );
+  const retrieved = [
+    ...new Map([...byAnchors, ...byBands].map((c) => [c.entryKey, c] as const)).values(),
+  ];
   const before = await earlier(
     db,
     row,
