@@ -1,5 +1,6 @@
 import type { Database } from "@/lib/db";
 import { Prisma } from "@/lib/generated/prisma/client";
+import { numberArray, textArray } from "./arrayLiteral";
 import { queueQuery } from "./sql";
 
 export interface JobInput {
@@ -31,11 +32,11 @@ export async function enqueue(db: Database, queue: string, jobs: JobInput[]): Pr
     SELECT ${queue}, i.key, (${payloads}::jsonb) -> (i.n - 1)::int, i.source_id, i.priority,
            now() + make_interval(secs => i.delay), now() + make_interval(secs => i.delay),
            i.max_attempts
-    FROM unnest(${keys}::text[],
-                ${jobs.map((j) => j.sourceId ?? null)}::text[],
-                ${jobs.map((j) => j.priority ?? 0)}::int[],
-                ${jobs.map((j) => Math.max(0, j.delaySeconds ?? 0))}::float8[],
-                ${jobs.map((j) => j.maxAttempts ?? 5)}::int[])
+    FROM unnest(${textArray(keys)}::text[],
+                ${textArray(jobs.map((j) => j.sourceId ?? null))}::text[],
+                ${numberArray(jobs.map((j) => j.priority ?? 0))}::int[],
+                ${numberArray(jobs.map((j) => Math.max(0, j.delaySeconds ?? 0)))}::float8[],
+                ${numberArray(jobs.map((j) => j.maxAttempts ?? 5))}::int[])
          WITH ORDINALITY AS i(key, source_id, priority, delay, max_attempts, n)
     ORDER BY i.n`;
   // A batch without keys cannot conflict, so it skips ON CONFLICT: its speculative insertion

@@ -38,6 +38,20 @@ const job = (id: string) => db.prisma.job.findUniqueOrThrow({ where: { id: BigIn
 const noRetryDelay = { baseDelaySeconds: 0, maxDelaySeconds: 0 };
 
 describe("enqueue", () => {
+  it("keys and sources with quotes, backslashes, braces or the word NULL arrive as written", async () => {
+    const odd = ['a"b', "c\\d", "{e,f}", "NULL", 'ঢাকা, "x"'];
+    await enqueue(
+      db,
+      "q",
+      odd.map((key, i) => ({ key, sourceId: i % 2 ? key : null, priority: i, delaySeconds: 0 })),
+    );
+    const rows = await db.prisma.job.findMany({ where: { queue: "q" }, orderBy: { id: "asc" } });
+    expect(rows.map((r) => r.key)).toEqual(odd);
+    expect(rows.map((r) => r.sourceId)).toEqual(odd.map((k, i) => (i % 2 ? k : null)));
+    expect(rows.map((r) => r.priority)).toEqual([0, 1, 2, 3, 4]);
+    await expect(enqueue(db, "q", [{ delaySeconds: Number.NaN }])).rejects.toThrow(/finite/);
+  });
+
   it("is idempotent by key while the job is live, and adds it again once finished", async () => {
     const first = await enqueue(db, "q", [{ key: "a" }, { key: "b" }, {}]);
     expect(first).toHaveLength(3);
@@ -120,9 +134,14 @@ describe("claim", () => {
     expect(await complete(db, [stale?.lease as Lease])).toEqual([stale?.lease.id]);
   });
 
-  it("refuses to complete a lease whose fields are not ids, attempts or uuids", async () => {
-    const bad = { id: "1", attempt: 1, token: "0000'},{1" };
-    await expect(complete(db, [bad])).rejects.toThrow(/not a lease id, attempt or token/);
+  it("a lease whose fields are not an id, attempt or uuid finishes nothing and says so", async () => {
+    await enqueue(db, "q", [{ key: "x" }]);
+    const [held] = await claim(db, "q", "w", 1, 30);
+    const lease = held?.lease as Lease;
+    // Quoted as array elements: a token with quotes and braces is a bad uuid, not SQL.
+    await expect(complete(db, [{ ...lease, token: '0"},{"1' }])).rejects.toThrow(/uuid/);
+    await expect(complete(db, [{ ...lease, attempt: Number.NaN }])).rejects.toThrow(/finite/);
+    expect(await complete(db, [lease])).toEqual([lease.id]);
   });
 });
 
