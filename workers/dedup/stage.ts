@@ -21,6 +21,7 @@ import { lockAll, lockNames } from "./locks";
 import { byKeys, type ItemText, nearCandidates, type Probe, texts } from "./lookup";
 import type { MeaningComparer } from "./meaning";
 import { ThresholdsCache } from "./settings";
+import { inTransaction } from "./transaction";
 
 export const DEDUP_STAGE = "dedup";
 
@@ -103,7 +104,8 @@ async function decide(
   const removal = item.deletedAt !== null ? "retracted" : keys.contentKey === null ? "empty" : null;
   const before = await storedKeys(db, job.entryKey);
 
-  const decision = await db.prisma.$transaction(
+  const decision = await inTransaction(
+    db,
     async (tx): Promise<Decision | "stale" | StageVerdict> => {
       const { thresholds, revision } = await settings.read(tx);
       const radius = thresholds.retrieval.radius;
@@ -156,7 +158,7 @@ async function decide(
     },
     // Lock waits behind other decisions and, on PGlite, behind every other transaction (one
     // connection): Prisma's defaults (2 s to start, 5 s to finish) would fail busy moments.
-    { maxWait: 30_000, timeout: 25_000 },
+    { timeoutMs: 25_000 },
   );
   if (decision === "stale") return "superseded";
   if (typeof decision === "string") return decision;
