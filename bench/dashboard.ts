@@ -244,7 +244,8 @@ async function sampleIds(url: string): Promise<Samples> {
       source: await one("SELECT id AS v FROM sources ORDER BY id LIMIT 1"),
       // An item deep in the table, with several audit rows.
       item: await one(
-        "SELECT entry_key AS v FROM news ORDER BY updated_at DESC OFFSET 5000 LIMIT 1",
+        `SELECT entry_key AS v FROM news ORDER BY updated_at DESC
+         OFFSET least(5000, (SELECT count(*) / 2 FROM news)) LIMIT 1`,
       ),
       deadLetter: await one(
         "SELECT id::text AS v FROM jobs WHERE state = 'dead' ORDER BY id LIMIT 1",
@@ -292,7 +293,14 @@ async function dashboardEndpoints(samples: Samples): Promise<string[]> {
       log(`  skipping ${route}: no sample for its dynamic segment`);
       continue;
     }
-    endpoints.push(filled.join("/"));
+    const path_ = filled.join("/");
+    // Routes whose query is required: asked as the page asks them.
+    const required: Record<string, string> = { "/api/dedup/titles": `?keys=${samples.item}` };
+    if (path_ in required && !samples.item) {
+      log(`  skipping ${route}: no sample for its query`);
+      continue;
+    }
+    endpoints.push(path_ + (required[path_] ?? ""));
   }
   if (endpoints.includes("/api/items")) {
     endpoints.push("/api/items?q=Floods", `/api/items?source=${samples.source}`);

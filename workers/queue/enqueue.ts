@@ -52,13 +52,15 @@ export async function enqueue(db: Database, queue: string, jobs: JobInput[]): Pr
       INSERT INTO jobs (queue, key, payload, source_id, priority, run_at, enqueued_at, max_attempts)
       ${rows}
       RETURNING id`;
-  const added = await queueQuery<{ id: string }>(
+  // One row back, the ids as one array (ids come from the sequence in insertion order, so by
+  // id is input order): parsing a row per job was most of a producer's time in the statement.
+  const [added] = await queueQuery<{ ids: string[] | null; woke: number }>(
     db,
     Prisma.sql`
     WITH added AS (${insert})
-    SELECT id::text AS id,
+    SELECT array_agg(id::text ORDER BY id) AS ids,
            (SELECT count(*) FROM (SELECT pg_notify(${JOBS_CHANNEL}, ${queue}) FROM added LIMIT 1) n)::int AS woke
     FROM added`,
   );
-  return added.map((r) => r.id);
+  return added?.ids ?? [];
 }

@@ -28,7 +28,8 @@
  * each job's wait from enqueue to claim, both by the database clock (each system's own claim
  * and insert timestamps where it has them; the process's clock corrected to the server's
  * otherwise), by payload phase ("s" saturated, "p" paced): `first-claim <epoch ms>` when it
- * happens, and the waits as one `result <json>` line before `stopped`.
+ * happens, and the waits as one `result <json>` line before `stopped`. Jobs of phase "w" (the
+ * bench's warm-up) are run and not recorded.
  *
  * Prints `ready <workerId>` on stdout once running. SIGTERM (or SIGINT) calls
  * worker.stop(--stop-deadline-ms), closes the database, prints `stopped <workerId> <counters>`
@@ -212,6 +213,8 @@ class Recorder {
   constructor(private readonly offsetMs: number) {}
 
   claimed(payload: unknown, waitMs: number): void {
+    // The bench's warm-up jobs run before the measurement and are not part of it.
+    if ((payload as { phase?: unknown } | null)?.phase === "w") return;
     if (this.result.firstClaimMs === null) {
       this.result.firstClaimMs = preciseNow() + this.offsetMs;
       // At once: the bench paces its second phase by the rate the first one measured.
