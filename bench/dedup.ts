@@ -4,6 +4,7 @@
  *
  *   npm run -s bench -- dedup [--items N] [--pglite-items N] [--decisions M] [--runs R]
  *                             [--target pg,pglite] [--concurrency C] [--json]
+ *                             (--concurrency: jobs at once in the batched mode)
  *                             [--writer-rate OBS_PER_S]
  *
  * What is measured. The window is filled with N items (default 1,000,000): `news` rows (the
@@ -18,14 +19,19 @@
  *
  * Then M new items (default 2,000) are written to `news` and each is decided by the stage's own
  * handler (workers/dedup/stage.ts: its transaction, key locks, the URL, content and banded
- * SimHash lookups, scoring, and the link into a cluster), C at once (default 4 on PostgreSQL,
- * 1 on PGlite, which has one connection). The new items are a mix a live line sees: 15 %
+ * SimHash lookups, scoring, and the link into a cluster), handed over C at once as the queue
+ * would (default 64 on PostgreSQL, 8 on PGlite). The new items are a mix a live line sees: 15 %
  * re-visits of a stored item's URL (tracking parameters, AMP), 25 % wire copies (another
  * outlet's byte-identical text), 15 % headline edits (a figure or a word changed), 45 % new
- * stories. Each decision's time is taken around the handler; the stage that settled it (url,
- * exact, near, review, or unique: all stages ran and found nothing) is read back from
- * dedup_items. R runs (default 3), each with M fresh items; per run and as min/median/max:
- * decisions/s and per-item p50/p99/max, overall and per settling stage.
+ * stories. Two modes, alternating run by run, each with its own new items: "batched", the
+ * stage's defaults (workers/dedup/batcher.ts: up to 32 items per transaction, two transactions
+ * at once; 8 and one on PGlite), and "one at a time", the baseline: every decision its own
+ * transaction, 4 at once (1 on PGlite). Each item's latency is taken around the handler (from
+ * handing it over to its decision, waiting for its batch included); the stage that settled it
+ * (url, exact, near, review, or unique: all stages ran and found nothing) is read back from
+ * dedup_items. R runs (default 3) per mode; per run and as min/median/max: decisions/s, the
+ * stage's time per item (1 / decisions/s) and per-item latency p50/p99/max, overall and per
+ * settling stage; and the ratio of the two modes' decisions/s.
  *
  * The writer's rate to compare with is the writer bench's median (docs/decisions/019:
  * PostgreSQL 6,299 obs/s, PGlite 2,775 obs/s at 20,000 deliveries on this machine), or
@@ -98,9 +104,11 @@ interface Run extends Latency {
 
 interface Result {
   db: "pglite" | "postgres";
+  mode: Mode["name"];
   items: number;
   decisions: number;
   concurrency: number;
+  batch: Mode["batch"];
   fillSeconds: number;
   decisionsPerSec: number;
   p50Ms: number;
@@ -121,40 +129,76 @@ export async function run(args: string[]): Promise<void> {
   const opts = parseOptions(args, url);
   for (const target of opts.targets) {
     const items = target === "pg" ? opts.items : Math.min(opts.items, opts.pgliteItems);
-    const concurrency = target === "pglite" ? 1 : (opts.concurrency ?? 4);
     if (target === "pglite" && items < opts.items) {
       log(`PGlite: filling ${fmt(items)} items, not ${fmt(opts.items)} (--pglite-items)`);
     }
-    const scratch = await openScratch(target === "pg" ? url : undefined, concurrency + 2);
+    const modes = modesFor(target, opts.concurrency);
+    const scratch = await openScratch(
+      target === "pg" ? url : undefined,
+      Math.max(...modes.map((m) => m.connections)),
+    );
     try {
       const fillSeconds = await fill(scratch.db, items);
-      const runs: Run[] = [];
+      const runs = new Map<string, Run[]>(modes.map((m) => [m.name, []]));
       for (let r = 1; r <= opts.runs; r++) {
-        const out = await decideRun(scratch.db, items, opts.decisions, concurrency, r);
-        runs.push(out);
-        log(
-          `  run ${r}/${opts.runs}: ${fmt(out.decisionsPerSec)} decisions/s, p50 ${fmt(out.p50Ms, 2)} ms, ` +
-            `p99 ${fmt(out.p99Ms, 2)} ms, max ${fmt(out.maxMs, 1)} ms; ${SETTLED.map(
-              (s) => `${s} ${out.byStage[s]?.n ?? 0}`,
-            ).join(", ")}`,
-        );
+        // Alternating which mode goes first, so neither always gets the warmer cache.
+        const order = r % 2 === 1 ? modes : [...modes].reverse();
+        for (const mode of order) {
+          const out = await decideRun(scratch.db, items, opts.decisions, mode, r);
+          runs.get(mode.name)?.push(out);
+          log(
+            `  run ${r}/${opts.runs} ${mode.name}: ${fmt(out.decisionsPerSec)} decisions/s, p50 ${fmt(out.p50Ms, 2)} ms, ` +
+              `p99 ${fmt(out.p99Ms, 2)} ms, max ${fmt(out.maxMs, 1)} ms; ${SETTLED.map(
+                (s) => `${s} ${out.byStage[s]?.n ?? 0}`,
+              ).join(", ")}`,
+          );
+        }
       }
       const writer = opts.writerRate ?? WRITER_RATE[target];
-      const result = summarize(
-        scratch.db.kind,
-        items,
-        opts.decisions,
-        concurrency,
-        fillSeconds,
-        runs,
-        writer,
+      const results = modes.map((mode) =>
+        summarize(
+          scratch.db.kind,
+          items,
+          opts.decisions,
+          mode,
+          fillSeconds,
+          runs.get(mode.name) ?? [],
+          writer,
+        ),
       );
-      if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-      else report(result, scratch.label, opts.writerRate === undefined);
+      if (opts.json) process.stdout.write(`${JSON.stringify(results)}\n`);
+      else report(results, scratch.label, opts.writerRate === undefined);
     } finally {
       await scratch.cleanup();
     }
   }
+}
+
+/** How the stage is run: batched (its defaults) and, as the baseline, one item per transaction. */
+interface Mode {
+  name: "batched" | "one at a time";
+  /** Jobs handed to the stage at once (its handler slots, as the queue would fill them). */
+  concurrency: number;
+  batch: { maxBatch: number; maxInFlight: number };
+  connections: number;
+}
+
+function modesFor(target: Target, concurrency: number | undefined): Mode[] {
+  const pglite = target === "pglite";
+  const batched: Mode = {
+    name: "batched",
+    concurrency: concurrency ?? (pglite ? 8 : 64),
+    batch: { maxBatch: pglite ? 8 : 32, maxInFlight: pglite ? 1 : 2 },
+    connections: 4,
+  };
+  // The stage before batching: each decision its own transaction, 4 at once (1 on PGlite).
+  const single: Mode = {
+    name: "one at a time",
+    concurrency: pglite ? 1 : 4,
+    batch: { maxBatch: 1, maxInFlight: pglite ? 1 : 4 },
+    connections: 6,
+  };
+  return [batched, single];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -277,9 +321,11 @@ async function fill(db: Database, n: number): Promise<number> {
   }
   log(`  keys computed in ${fmt(keyed / 1000, 1)} s; building ${indexes.length} indexes`);
   for (const ix of indexes) await db.prisma.$executeRawUnsafe(ix.def);
-  await db.prisma.$executeRawUnsafe("ANALYZE news");
-  await db.prisma.$executeRawUnsafe("ANALYZE dedup_items");
-  await db.prisma.$executeRawUnsafe("ANALYZE dedup_anchors");
+  // VACUUM as autovacuum would after a bulk load: it also sets the visibility map, without
+  // which the anchor lookup's index-only scans would visit the heap anyway.
+  await db.prisma.$executeRawUnsafe("VACUUM ANALYZE news");
+  await db.prisma.$executeRawUnsafe("VACUUM ANALYZE dedup_items");
+  await db.prisma.$executeRawUnsafe("VACUUM ANALYZE dedup_anchors");
   const seconds = (performance.now() - started) / 1000;
   log(`  window of ${fmt(n)} items ready in ${fmt(seconds, 1)} s`);
   return seconds;
@@ -366,14 +412,16 @@ async function decideRun(
   db: Database,
   windowSize: number,
   m: number,
-  concurrency: number,
+  mode: Mode,
   run: number,
 ): Promise<Run> {
-  const rows = newItems(windowSize, m, run);
+  // Each mode its own new items (the run number keeps them apart from the other mode's).
+  const rows = newItems(windowSize, m, run * 2 + (mode.name === "batched" ? 0 : 1));
   for (let i = 0; i < rows.length; i += FILL_CHUNK) {
     await insertRows(db, rows.slice(i, i + FILL_CHUNK), false);
   }
-  const stage = dedupStage(db, { concurrency });
+  const stage = dedupStage(db, { concurrency: mode.concurrency, batch: mode.batch });
+  const concurrency = mode.concurrency;
   const signal = new AbortController().signal;
   const ms = new Map<string, number>();
   // One decision first, outside the clock: the settings row and the pool's connections.
@@ -431,7 +479,7 @@ function summarize(
   db: Result["db"],
   items: number,
   decisions: number,
-  concurrency: number,
+  mode: Mode,
   fillSeconds: number,
   runs: Run[],
   writer: number,
@@ -451,9 +499,11 @@ function summarize(
   const decisionsPerSec = med((r) => r.decisionsPerSec);
   return {
     db,
+    mode: mode.name,
     items,
     decisions,
-    concurrency,
+    concurrency: mode.concurrency,
+    batch: mode.batch,
     fillSeconds: round(fillSeconds, 1),
     decisionsPerSec,
     p50Ms: med((r) => r.p50Ms),
@@ -466,26 +516,38 @@ function summarize(
   };
 }
 
-function report(r: Result, label: string, quoted: boolean): void {
+function report(results: Result[], label: string, quoted: boolean): void {
   const mm = (xs: number[], d = 0) =>
     `${fmt(Math.min(...xs), d)} / ${fmt(median(xs), d)} / ${fmt(Math.max(...xs), d)}`;
+  const first = results[0];
+  if (!first) return;
   const lines = [
-    `dedup stage on ${r.db} (${label}), ${os.cpus().length} cores, load ${os
+    `dedup stage on ${first.db} (${label}), ${os.cpus().length} cores, load ${os
       .loadavg()
       .map((x) => x.toFixed(1))
       .join(" ")}`,
-    `  window: ${fmt(r.items)} items in ${WINDOW_HOURS} h, filled and indexed in ${fmt(r.fillSeconds, 1)} s`,
-    `  ${fmt(r.decisions)} new items per run, ${r.runs.length} runs, ${r.concurrency} at once`,
-    `  decisions/s (min / median / max): ${mm(r.runs.map((x) => x.decisionsPerSec))}`,
-    `  per item p50 ${fmt(r.p50Ms, 2)} ms, p99 ${fmt(r.p99Ms, 2)} ms, max ${fmt(r.maxMs, 1)} ms (medians of runs; max of all)`,
-    "  by the stage that settled it (items over all runs; p50 / p99 medians of runs; max):",
-    ...SETTLED.filter((s) => r.byStage[s]).map((s) => {
-      const x = r.byStage[s] as Latency;
-      return `    ${s.padEnd(7)} ${fmt(x.n).padStart(6)}  p50 ${fmt(x.p50Ms, 2)} ms  p99 ${fmt(x.p99Ms, 2)} ms  max ${fmt(x.maxMs, 1)} ms`;
-    }),
-    `  writer: ${fmt(r.writerObsPerSec)} obs/s (${quoted ? "writer bench median, docs/decisions/019" : "--writer-rate"}); ` +
-      `stage/writer ${fmt(r.ratio, 2)}`,
+    `  window: ${fmt(first.items)} items in ${WINDOW_HOURS} h, filled and indexed in ${fmt(first.fillSeconds, 1)} s`,
+    `  ${fmt(first.decisions)} new items per run and mode, ${first.runs.length} runs, modes alternating`,
   ];
+  for (const r of results) {
+    lines.push(
+      `  ${r.mode}: ${r.concurrency} jobs at once, up to ${r.batch.maxBatch} per transaction, ${r.batch.maxInFlight} transactions at once`,
+      `    decisions/s (min / median / max): ${mm(r.runs.map((x) => x.decisionsPerSec))}; per item ${fmt(1000 / r.decisionsPerSec, 2)} ms of the stage's time`,
+      `    latency per item (handed over → decided) p50 ${fmt(r.p50Ms, 2)} ms, p99 ${fmt(r.p99Ms, 2)} ms, max ${fmt(r.maxMs, 1)} ms (medians of runs; max of all)`,
+      "    by the stage that settled it (items over all runs; p50 / p99 medians of runs; max):",
+      ...SETTLED.filter((s) => r.byStage[s]).map((s) => {
+        const x = r.byStage[s] as Latency;
+        return `      ${s.padEnd(7)} ${fmt(x.n).padStart(6)}  p50 ${fmt(x.p50Ms, 2)} ms  p99 ${fmt(x.p99Ms, 2)} ms  max ${fmt(x.maxMs, 1)} ms`;
+      }),
+      `    stage/writer ${fmt(r.ratio, 2)} (writer ${fmt(r.writerObsPerSec)} obs/s, ${quoted ? "writer bench median, docs/decisions/019" : "--writer-rate"})`,
+    );
+  }
+  const [batched, single] = results;
+  if (batched && single) {
+    lines.push(
+      `  batched / one at a time: ${fmt(batched.decisionsPerSec / single.decisionsPerSec, 2)}× decisions/s`,
+    );
+  }
   console.log(lines.join("\n"));
 }
 

@@ -1,7 +1,7 @@
 import { type DedupThresholds, toSigned64 } from "@/lib/dedup";
 import { Prisma } from "@/lib/generated/prisma/client";
 import type { Tx } from "./clusters";
-import { type Candidate, NEAR_CANDIDATES, type Probe } from "./lookup";
+import { type Candidate, eligible, excluded, NEAR_CANDIDATES, type Probe } from "./lookup";
 
 /**
  * Stage 3's second lookup, by anchors (lib/dedup/anchors.ts; table dedup_anchors, migration
@@ -12,6 +12,8 @@ import { type Candidate, NEAR_CANDIDATES, type Probe } from "./lookup";
  */
 
 const INT32_MIN = -(2 ** 31);
+/** Candidates ranked before the eligibility checks, per candidate kept. */
+const ELIGIBILITY_SLACK = 4;
 const INT32_MAX = 2 ** 31 - 1;
 
 /** The anchors as the INTEGER column takes them: distinct signed 32-bit integers. */
@@ -61,27 +63,18 @@ export interface AnchorCandidate extends Candidate {
 }
 
 /**
- * lookup.ts's rule for what no lookup returns (kept identical: the item itself, items not live,
- * a pair an operator rejected), on dedup_items d. The item itself is also left out per anchor,
- * before the cap, so it never takes one of the capped rows.
- */
-function eligible(p: Probe): Prisma.Sql {
-  return Prisma.sql`d.live AND d.entry_key <> ${p.entryKey}
-    AND NOT EXISTS (
-      SELECT 1 FROM dedup_reviews r
-      WHERE r.pair_a = least(d.entry_key, ${p.entryKey}) AND r.pair_b = greatest(d.entry_key, ${p.entryKey})
-        AND r.state = 'rejected')`;
-}
-
-/**
  * The statement anchorCandidates runs (exported so a test can EXPLAIN ANALYZE it). Per anchor,
  * the `postingCap` newest rows in the probe's window (dedup_anchors_lookup_idx, a range scan that
  * stops at the LIMIT): at most anchors × postingCap rows read (6 × 256 = 1,536 by default)
  * however many items share an anchor; a duplicate is usually seen within hours of its original,
  * so it is among an anchor's newest rows. Grouped by item, kept when sharing ≥ minShared,
- * checked against dedup_items (live, not rejected) only then, most shared first, then earliest.
- * The cap comes before those checks on purpose: a tombstoned row still costs a read but the read
- * stays bounded (writeAnchors removes a removed item's rows, so there are few).
+ * the most shared (then earliest) ELIGIBILITY_SLACK × NEAR_CANDIDATES of them checked against
+ * dedup_items (live, not rejected: lookup.ts's eligible) only then, and the first
+ * NEAR_CANDIDATES of those kept. A row's first_seen_at is its item's, so the order needs no
+ * join; the checks join a few dozen rows, not every item sharing two anchors (~190 in a crowded
+ * window). The caps come before the checks on purpose: a tombstoned row still costs a read but
+ * the read stays bounded (writeAnchors removes a removed item's rows, so there are few). The
+ * index holds the entry key (migration 20261216000000), so the posting reads are index-only.
  */
 export function anchorQuery(p: Probe, anchors: readonly number[], t: DedupThresholds): Prisma.Sql {
   const r = t.retrieval;
@@ -91,11 +84,11 @@ export function anchorQuery(p: Probe, anchors: readonly number[], t: DedupThresh
            CASE WHEN ${h}::bigint IS NULL OR d.simhash IS NULL THEN NULL
                 ELSE bit_count((d.simhash # ${h}::bigint)::bit(64))::int END AS distance
     FROM (
-      SELECT posting.entry_key, count(*)::int AS shared
+      SELECT posting.entry_key, count(*)::int AS shared, min(posting.first_seen_at) AS first_seen_at
       FROM unnest(${[...anchors]}::int[]) AS q(anchor)
       CROSS JOIN LATERAL (
-        SELECT x.entry_key FROM dedup_anchors x
-        WHERE x.anchor = q.anchor AND x.entry_key <> ${p.entryKey}
+        SELECT x.entry_key, x.first_seen_at FROM dedup_anchors x
+        WHERE x.anchor = q.anchor AND x.entry_key <> ${p.entryKey} ${excluded(p, "x")}
           AND x.first_seen_at BETWEEN ${p.firstSeenAt}::timestamptz - make_interval(hours => ${t.windowHours}::int)
                                   AND ${p.firstSeenAt}::timestamptz + make_interval(hours => ${t.windowHours}::int)
         ORDER BY x.first_seen_at DESC
@@ -103,10 +96,12 @@ export function anchorQuery(p: Probe, anchors: readonly number[], t: DedupThresh
       ) AS posting
       GROUP BY posting.entry_key
       HAVING count(*) >= ${r.minShared}
+      ORDER BY shared DESC, first_seen_at, posting.entry_key
+      LIMIT ${NEAR_CANDIDATES * ELIGIBILITY_SLACK}
     ) c
     JOIN dedup_items d ON d.entry_key = c.entry_key
     WHERE ${eligible(p)}
-    ORDER BY c.shared DESC, d.first_seen_at, d.entry_key
+    ORDER BY c.shared DESC, c.first_seen_at, c.entry_key
     LIMIT ${NEAR_CANDIDATES}`;
 }
 
@@ -134,4 +129,37 @@ export async function anchorCandidates(
     shared: row.shared,
     ...(row.distance === null ? {} : { distance: row.distance }),
   }));
+}
+
+/**
+ * writeAnchors for a batch in one statement: each item's rows become its anchors (null or
+ * empty: none), rows both have stay.
+ */
+export async function writeAnchorsAll(
+  tx: Tx,
+  items: readonly { entryKey: string; firstSeenAt: Date; anchors: readonly number[] | null }[],
+): Promise<void> {
+  if (items.length === 0) return;
+  const flat = items.flatMap((i) =>
+    checked(i.anchors ?? []).map((a) => [i.entryKey, a, i.firstSeenAt.toISOString()] as const),
+  );
+  await tx.$queryRaw`
+    WITH next AS (
+      SELECT * FROM unnest(${flat.map((f) => f[0])}::text[], ${flat.map((f) => f[1])}::int[],
+                           ${flat.map((f) => f[2])}::timestamptz[]) AS x(k, a, f)
+    ),
+    removed AS (
+      DELETE FROM dedup_anchors d
+      WHERE d.entry_key = ANY(${items.map((i) => i.entryKey)}::text[])
+        AND NOT EXISTS (SELECT 1 FROM next WHERE next.k = d.entry_key AND next.a = d.anchor)
+      RETURNING 1
+    ),
+    added AS (
+      INSERT INTO dedup_anchors (entry_key, anchor, first_seen_at)
+      SELECT k, a, f FROM next
+      ON CONFLICT (entry_key, anchor) DO UPDATE SET first_seen_at = excluded.first_seen_at
+        WHERE dedup_anchors.first_seen_at <> excluded.first_seen_at
+      RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM removed)::int AS removed, (SELECT count(*) FROM added)::int AS added`;
 }

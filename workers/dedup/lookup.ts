@@ -1,4 +1,10 @@
-import { bandProbes, type DedupThresholds, type ItemKeys, toSigned64 } from "@/lib/dedup";
+import {
+  bandProbes,
+  type DedupThresholds,
+  fromSigned64,
+  type ItemKeys,
+  toSigned64,
+} from "@/lib/dedup";
 import { Prisma } from "@/lib/generated/prisma/client";
 import type { Tx } from "./clusters";
 
@@ -7,6 +13,11 @@ export interface Probe {
   entryKey: string;
   firstSeenAt: Date;
   keys: ItemKeys;
+  /**
+   * Items no lookup returns for this probe: the rest of a batch being decided together, whose
+   * stored keys are about to change (the stage compares the batch among itself in memory).
+   */
+  exclude?: readonly string[];
 }
 
 export interface Candidate {
@@ -24,12 +35,18 @@ export const NEAR_CANDIDATES = 8;
  * records). A rejected pair is kept apart by every automatic stage, not only the one it was
  * rejected at: an undone exact link would otherwise come straight back as a near one (score 1).
  */
-function eligible(p: Probe): Prisma.Sql {
-  return Prisma.sql`d.live AND d.entry_key <> ${p.entryKey}
+export function eligible(p: Probe): Prisma.Sql {
+  return Prisma.sql`d.live AND d.entry_key <> ${p.entryKey} ${excluded(p, "d")}
     AND NOT EXISTS (
       SELECT 1 FROM dedup_reviews r
       WHERE r.pair_a = least(d.entry_key, ${p.entryKey}) AND r.pair_b = greatest(d.entry_key, ${p.entryKey})
         AND r.state = 'rejected')`;
+}
+
+/** `AND <alias>.entry_key <> ALL(batch)` when the probe is decided in a batch. */
+export function excluded(p: Probe, alias: string): Prisma.Sql {
+  if (!p.exclude || p.exclude.length === 0) return Prisma.empty;
+  return Prisma.sql`AND ${Prisma.raw(alias)}.entry_key <> ALL(${[...p.exclude]}::text[])`;
 }
 
 function inWindow(p: Probe, t: DedupThresholds): Prisma.Sql {
@@ -90,9 +107,16 @@ export async function byContent(tx: Tx, p: Probe, t: DedupThresholds): Promise<C
  */
 export async function nearCandidates(tx: Tx, p: Probe, t: DedupThresholds): Promise<Candidate[]> {
   if (p.keys.simhash === null) return [];
+  const rows = await tx.$queryRaw<{ entry_key: string; distance: number }[]>(nearQuery(p, t));
+  return rows.map((r) => ({ entryKey: r.entry_key, distance: r.distance }));
+}
+
+/** nearCandidates' statement (the probe must have a SimHash). */
+export function nearQuery(p: Probe, t: DedupThresholds): Prisma.Sql {
+  if (p.keys.simhash === null) throw new Error("dedup: a near lookup needs a SimHash");
   const probes = bandProbes(p.keys.simhash, t.retrieval.radius);
   const h = toSigned64(p.keys.simhash);
-  const rows = await tx.$queryRaw<{ entry_key: string; distance: number }[]>`
+  return Prisma.sql`
     SELECT entry_key, distance FROM (
       SELECT d.entry_key, d.first_seen_at,
              bit_count((d.simhash # ${h}::bigint)::bit(64))::int AS distance
@@ -104,7 +128,6 @@ export async function nearCandidates(tx: Tx, p: Probe, t: DedupThresholds): Prom
     WHERE distance <= ${t.retrieval.maxHamming}
     ORDER BY distance, first_seen_at, entry_key
     LIMIT ${NEAR_CANDIDATES}`;
-  return rows.map((r) => ({ entryKey: r.entry_key, distance: r.distance }));
 }
 
 export interface ItemText {
@@ -143,5 +166,112 @@ export async function texts(tx: Tx, keys: string[]): Promise<Map<string, ItemTex
         link: r.link,
       },
     ]),
+  );
+}
+
+/**
+ * byKeys for a batch of probes in one round trip (one UNION ALL branch per probe, each planned
+ * as byKeys' statement is). Keyed by the probe's entry key.
+ */
+export async function byKeysAll(
+  tx: Tx,
+  probes: readonly Probe[],
+  t: DedupThresholds,
+): Promise<Map<string, { url: Candidate | null; exact: Candidate | null }>> {
+  const asked = probes.filter((p) => p.keys.urlKey !== null || p.keys.contentKey !== null);
+  const found = new Map<string, { url: Candidate | null; exact: Candidate | null }>();
+  if (asked.length === 0) return found;
+  const branches = asked.map(
+    (p, i) => Prisma.sql`
+    SELECT ${i}::int AS ord,
+           (SELECT d.entry_key FROM dedup_items d
+            WHERE d.url_key = ${p.keys.urlKey} AND ${eligible(p)}
+            ORDER BY d.first_seen_at, d.entry_key LIMIT 1) AS by_url,
+           (SELECT d.entry_key FROM dedup_items d
+            WHERE d.content_key = ${p.keys.contentKey} AND ${inWindow(p, t)} AND ${eligible(p)}
+            ORDER BY d.first_seen_at, d.entry_key LIMIT 1) AS by_content`,
+  );
+  const rows = await tx.$queryRaw<
+    { ord: number; by_url: string | null; by_content: string | null }[]
+  >`${Prisma.join(branches, " UNION ALL ")}`;
+  for (const r of rows) {
+    const p = asked[r.ord] as Probe;
+    found.set(p.entryKey, {
+      url: r.by_url ? { entryKey: r.by_url } : null,
+      exact: r.by_content ? { entryKey: r.by_content } : null,
+    });
+  }
+  return found;
+}
+
+/** A candidate's text with the keys and anchors its stored decision was made with. */
+export interface CandidateText extends ItemText {
+  /** Null when the stored keys are of another version than the text (an edit not decided yet). */
+  keys: ItemKeys | null;
+  /** Null unless also decided under `settingsRevision` (retrieval.anchors says how many). */
+  anchors: number[] | null;
+}
+
+/**
+ * texts, with each candidate's stored keys and anchors (dedup_items, dedup_anchors) when they
+ * were made from this very text, so judging it needs no SimHash or anchors computed again.
+ */
+export async function candidateTexts(
+  tx: Tx,
+  keys: string[],
+  settingsRevision: number,
+): Promise<Map<string, CandidateText>> {
+  if (keys.length === 0) return new Map();
+  const rows = await tx.$queryRaw<
+    {
+      entry_key: string;
+      source_id: string;
+      title: string | null;
+      summary: string | null;
+      link: string | null;
+      same: boolean;
+      same_settings: boolean;
+      url_key: string | null;
+      content_key: string | null;
+      simhash: bigint | null;
+      band0: number | null;
+      band1: number | null;
+      band2: number | null;
+      band3: number | null;
+      anchors: number[] | null;
+    }[]
+  >`
+    SELECT n.entry_key, n.source_id, n.title, n.summary, n.link,
+           d.version IS NOT DISTINCT FROM n.version AND d.decision_ms IS NOT NULL AS same,
+           d.settings_revision IS NOT DISTINCT FROM ${settingsRevision}::int AS same_settings,
+           d.url_key, d.content_key, d.simhash, d.band0, d.band1, d.band2, d.band3,
+           (SELECT array_agg(a.anchor) FROM dedup_anchors a WHERE a.entry_key = n.entry_key) AS anchors
+    FROM news n LEFT JOIN dedup_items d ON d.entry_key = n.entry_key
+    WHERE n.entry_key = ANY(${keys}::text[]) AND n.deleted_at IS NULL`;
+  return new Map(
+    rows.map((r) => {
+      const banded = r.band0 !== null && r.band1 !== null && r.band2 !== null && r.band3 !== null;
+      return [
+        r.entry_key,
+        {
+          entryKey: r.entry_key,
+          sourceId: r.source_id,
+          title: r.title,
+          summary: r.summary,
+          link: r.link,
+          keys: r.same
+            ? {
+                urlKey: r.url_key,
+                contentKey: r.content_key,
+                simhash: r.simhash === null ? null : fromSigned64(r.simhash),
+                bands: banded
+                  ? [r.band0 as number, r.band1 as number, r.band2 as number, r.band3 as number]
+                  : null,
+              }
+            : null,
+          anchors: r.same && r.same_settings ? (r.anchors ?? []) : null,
+        },
+      ];
+    }),
   );
 }

@@ -515,6 +515,156 @@ describe("thresholds", () => {
   });
 });
 
+describe("batches", () => {
+  const names = new Map<string, string>();
+  const named = (key: string | null | undefined) => (key ? (names.get(key) ?? key) : null);
+  const putNamed = async (...args: Parameters<typeof put>) => {
+    const w = await put(...args);
+    names.set(w.entryKey, `${args[1]}/${args[2]}`);
+    return w;
+  };
+  /** One of each kind of item, plus the stories already stored that some of them repeat. */
+  async function mixedItems(): Promise<Written[]> {
+    const t0 = Date.parse("2026-12-01T08:00:00Z");
+    const at = (m: number) => new Date(t0 + m * 60_000);
+    const stored = [
+      await putNamed(db, "wire", "old-rate", { ...TEXTS.rate, observedAt: at(0) }),
+      await putNamed(db, "daily", "old-strike", { ...TEXTS.strike, observedAt: at(1) }),
+    ];
+    for (const w of stored) await decide(w);
+    const word = madeUpWords(7);
+    const own = () => {
+      const ws = Array.from({ length: 20 }, word);
+      return { title: ws.slice(0, 8).join(" "), summary: ws.slice(8).join(" ") };
+    };
+    const fresh = own();
+    return [
+      // Copies of a story the window has not seen, in one batch, handed over newest first.
+      await putNamed(db, "observer", "fresh-3", { ...fresh, observedAt: at(12) }),
+      await putNamed(db, "star", "fresh-2", { ...fresh, observedAt: at(11) }),
+      await putNamed(db, "wire", "fresh-1", { ...fresh, observedAt: at(10) }),
+      // A near copy of one of them, and one of a stored story; a grey one; a wire copy.
+      await putNamed(db, "daily", "fresh-near", {
+        title: `${fresh.title} today`,
+        summary: fresh.summary,
+        observedAt: at(13),
+      }),
+      await putNamed(db, "star", "rate-near", { ...rateNear, observedAt: at(14) }),
+      await putNamed(db, "ittefaq", "rate-grey", { ...rateGrey, observedAt: at(15) }),
+      await putNamed(db, "ittefaq", "strike-copy", { ...TEXTS.strike, observedAt: at(16) }),
+      // Unrelated stories, and a stored item retracted.
+      await putNamed(db, "wire", "other-1", { ...own(), observedAt: at(17) }),
+      await putNamed(db, "daily", "other-2", { ...own(), observedAt: at(18) }),
+      await tombstone(db, "daily", "old-strike"),
+    ];
+  }
+  const decisions = () =>
+    db.prisma
+      .$queryRawUnsafe<unknown[]>(
+        `SELECT d.entry_key, d.outcome, d.stage, c.canonical_key, n.duplicate_of
+       FROM dedup_items d LEFT JOIN dedup_clusters c ON c.id = d.cluster_id
+       JOIN news n USING (entry_key)`,
+      )
+      .then((rows) =>
+        (rows as Record<string, string | null>[])
+          .map((r) => ({
+            item: named(r.entry_key),
+            outcome: r.outcome,
+            stage: r.stage,
+            canonical: named(r.canonical_key),
+            duplicateOf: named(r.duplicate_of),
+          }))
+          .sort((a, b) => String(a.item).localeCompare(String(b.item))),
+      );
+
+  it("decides items handed over together as it decides them one after another", async () => {
+    const items = await mixedItems();
+    // One after another, in order of first sight: the reference.
+    const order = [...items].sort((a, b) => a.entryKey.localeCompare(b.entryKey));
+    const firstSeen = await db.prisma.$queryRaw<{ entry_key: string }[]>`
+      SELECT entry_key FROM news WHERE entry_key = ANY(${order.map((w) => w.entryKey)}::text[])
+      ORDER BY first_seen_at, entry_key`;
+    const one = dedupStage(db, { batch: { maxBatch: 1, maxInFlight: 1 } });
+    const alone: StageVerdict[] = [];
+    for (const { entry_key } of firstSeen) {
+      alone.push(
+        await one.handle({ entryKey: entry_key, version: await versionOf(db, entry_key) }, ctx()),
+      );
+    }
+    const reference = await decisions();
+
+    await db.prisma.$executeRawUnsafe(
+      `TRUNCATE news, news_events, dedup_items, dedup_clusters, dedup_cluster_events, dedup_links,
+                dedup_reviews, dedup_anchors RESTART IDENTITY`,
+    );
+    const again = await mixedItems();
+    const batched = dedupStage(db, { batch: { maxBatch: 64, maxInFlight: 1 } });
+    const verdicts = await Promise.all(
+      again.map((w) => batched.handle({ entryKey: w.entryKey, version: w.version }, ctx())),
+    );
+    expect(await decisions()).toEqual(reference);
+    const byKey = new Map(firstSeen.map((r, i) => [r.entry_key, alone[i]]));
+    expect(verdicts).toEqual(again.map((w) => byKey.get(w.entryKey)));
+    // The story new to the window: one cluster, the first seen its canonical.
+    const fresh = (await decisions()).filter((r) =>
+      String((r as { item: string }).item).includes("fresh"),
+    ) as { outcome: string; canonical: string }[];
+    expect(new Set(fresh.map((r) => r.canonical))).toEqual(new Set(["wire/fresh-1"]));
+    expect(fresh.map((r) => r.outcome).sort()).toEqual([
+      "duplicate",
+      "duplicate",
+      "duplicate",
+      "unique",
+    ]);
+  });
+
+  it("keeps a pair an operator rejected apart inside one batch too", async () => {
+    const a = await put(db, "wire", "rate-w", TEXTS.rate);
+    const b = await put(db, "star", "rate-copy", { ...TEXTS.rate, link: "https://star.example/r" });
+    await db.prisma.$executeRaw`
+      INSERT INTO dedup_reviews (entry_key, candidate_key, pair_a, pair_b, stage, score, threshold,
+                                 item_version, state, decided_by, decided_at)
+      VALUES (${b.entryKey}, ${a.entryKey}, least(${a.entryKey}, ${b.entryKey}),
+              greatest(${a.entryKey}, ${b.entryKey}), 'near', 1, 1, 1, 'rejected', 'ops', now())`;
+    const batched = dedupStage(db, { batch: { maxBatch: 8, maxInFlight: 1 } });
+    await Promise.all([a, b].map((w) => batched.handle(w, ctx())));
+    expect((await stateOf(db, a.entryKey))?.clusterId).toBeNull();
+    expect((await stateOf(db, b.entryKey))?.clusterId).toBeNull();
+  });
+
+  it("a decision that fails takes only its own job down; the rest of its batch is decided", async () => {
+    const base = await put(db, "wire", "rate-w", TEXTS.rate);
+    await decide(base);
+    const grey = await put(db, "star", "rate-grey", rateGrey);
+    const word = madeUpWords(11);
+    const others: Written[] = [];
+    for (let i = 0; i < 5; i++) {
+      const ws = Array.from({ length: 16 }, word);
+      others.push(await put(db, "daily", `other-${i}`, { title: ws.join(" ") }));
+    }
+    const failing = dedupStage(db, {
+      batch: { maxBatch: 16, maxInFlight: 1 },
+      meaning: {
+        compare: async () => {
+          throw new Error("comparer down");
+        },
+      },
+    });
+    const settled = await Promise.allSettled(
+      [grey, ...others].map((w) => failing.handle(w, ctx())),
+    );
+    expect(settled[0]).toMatchObject({ status: "rejected", reason: { message: "comparer down" } });
+    expect(settled.slice(1).map((s) => s.status)).toEqual(Array(5).fill("fulfilled"));
+    for (const w of others) expect((await stateOf(db, w.entryKey))?.outcome).toBe("unique");
+    // The failed one left nothing half-done: undecided, its job to retry.
+    expect(
+      await count(
+        `SELECT count(*) FROM dedup_items WHERE entry_key = '${grey.entryKey}' AND decision_ms IS NOT NULL`,
+      ),
+    ).toBe(0);
+  });
+});
+
 describe.skipIf(!requireRealPostgres("the dedup stage's racing decisions"))(
   "racing workers",
   () => {
