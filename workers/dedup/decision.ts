@@ -11,46 +11,6 @@ export interface StoredDecision {
   stage: string | null;
 }
 
-/**
- * The item's current version in news and its stored decision (row-locked), in one statement.
- * Run after the advisory locks: a statement's snapshot is taken when it starts, so this one sees
- * every decision that held a shared lock and committed before this one got it.
- */
-export async function current(
-  tx: Tx,
-  entryKey: string,
-): Promise<{ newsVersion: number | null; stored: StoredDecision | null }> {
-  const [row] = await tx.$queryRaw<
-    {
-      news_version: number | null;
-      version: number | null;
-      decided: boolean | null;
-      cluster_id: bigint | null;
-      outcome: string | null;
-      stage: string | null;
-    }[]
-  >`
-    SELECT (SELECT n.version FROM news n WHERE n.entry_key = ${entryKey}) AS news_version,
-           d.version, d.decision_ms IS NOT NULL AS decided, d.cluster_id, d.outcome, d.stage
-    FROM (SELECT 1) AS one
-    LEFT JOIN LATERAL (
-      SELECT version, decision_ms, cluster_id, outcome, stage FROM dedup_items
-      WHERE entry_key = ${entryKey} FOR UPDATE
-    ) AS d ON true`;
-  const newsVersion = row?.news_version == null ? null : Number(row.news_version);
-  if (!row || row.version === null) return { newsVersion, stored: null };
-  return {
-    newsVersion,
-    stored: {
-      version: Number(row.version),
-      decided: row.decided === true,
-      clusterId: row.cluster_id,
-      outcome: row.outcome ?? "unique",
-      stage: row.stage,
-    },
-  };
-}
-
 export interface KeysRow {
   entryKey: string;
   version: number;
@@ -58,60 +18,6 @@ export interface KeysRow {
   firstSeenAt: Date;
   live: boolean;
   keys: ItemKeys;
-}
-
-/**
- * Writes the item's keys for `version`, only over an older version (or a row the stage never
- * decided): a version-N result arriving after N+1 changes nothing. Its pending reviews are
- * superseded with it. The cluster, outcome and
- * stage stay as they are until the cascade has decided (finish); a new row starts 'unique'.
- * Returns false when the row was not written (a newer decision is stored).
- */
-export async function writeKeys(tx: Tx, r: KeysRow): Promise<boolean> {
-  const b = r.keys.bands;
-  // Pending reviews about the item's old text are superseded in the same statement: an
-  // operator should not judge text that changed (the cascade opens them again if still grey).
-  const [row] = await tx.$queryRaw<{ written: number }[]>`
-    WITH written AS (
-      INSERT INTO dedup_items (entry_key, version, source_id, first_seen_at, live, url_key,
-                               content_key, simhash, band0, band1, band2, band3, outcome)
-      VALUES (${r.entryKey}, ${r.version}, ${r.sourceId}, ${r.firstSeenAt}, ${r.live},
-              ${r.keys.urlKey}, ${r.keys.contentKey},
-              ${r.keys.simhash === null ? null : toSigned64(r.keys.simhash)}::bigint,
-              ${b?.[0] ?? null}::int, ${b?.[1] ?? null}::int, ${b?.[2] ?? null}::int,
-              ${b?.[3] ?? null}::int, ${r.live ? "unique" : "removed"})
-      ON CONFLICT (entry_key) DO UPDATE SET
-        version = excluded.version, source_id = excluded.source_id,
-        first_seen_at = excluded.first_seen_at, live = excluded.live,
-        url_key = excluded.url_key, content_key = excluded.content_key,
-        simhash = excluded.simhash, band0 = excluded.band0, band1 = excluded.band1,
-        band2 = excluded.band2, band3 = excluded.band3
-      WHERE dedup_items.version < excluded.version
-         OR (dedup_items.version = excluded.version AND dedup_items.decision_ms IS NULL)
-      RETURNING entry_key
-    ),
-    superseded AS (
-      UPDATE dedup_reviews SET state = 'superseded', decided_at = now()
-      WHERE state = 'pending' AND (entry_key = ${r.entryKey} OR candidate_key = ${r.entryKey})
-        AND EXISTS (SELECT 1 FROM written)
-      RETURNING id
-    )
-    SELECT (SELECT count(*) FROM written)::int AS written,
-           (SELECT count(*) FROM superseded)::int AS superseded`;
-  const written = row?.written ?? 0;
-  return written > 0;
-}
-
-/** The decision's end: outcome, stage, the settings it was made under, how long it took. */
-export async function finish(
-  tx: Tx,
-  entryKey: string,
-  d: { outcome: string; stage: string | null; settingsRevision: number; ms: number },
-): Promise<void> {
-  await tx.$executeRaw`
-    UPDATE dedup_items SET outcome = ${d.outcome}, stage = ${d.stage},
-           settings_revision = ${d.settingsRevision}, decided_at = now(), decision_ms = ${d.ms}
-    WHERE entry_key = ${entryKey}`;
 }
 
 /**
@@ -145,7 +51,11 @@ export async function openReview(
     WHERE dedup_reviews.state = 'superseded'`;
 }
 
-/** `current` for a batch, in one statement (rows locked in key order). */
+/**
+ * Each item's current version in news and its stored decision (row-locked, in key order), in one
+ * statement. Run after the advisory locks: a statement's snapshot is taken when it starts, so this
+ * one sees every decision that held a shared lock and committed before this one got it.
+ */
 export async function currentAll(
   tx: Tx,
   entryKeys: readonly string[],
@@ -191,8 +101,11 @@ export async function currentAll(
 }
 
 /**
- * writeKeys for a batch in one statement, each row under the same rule (only over an older
- * version, or a row the stage never decided). Returns the entry keys written.
+ * Writes each item's keys for its version, only over an older version (or a row the stage never
+ * decided): a version-N result arriving after N+1 changes nothing. The items' pending reviews are
+ * superseded with them (an operator should not judge text that changed; the cascade opens them
+ * again if still grey). The cluster, outcome and stage stay as they are until the cascade has
+ * decided (finishAll); a new row starts 'unique'. Returns the entry keys written.
  */
 export async function writeKeysAll(tx: Tx, rows: readonly KeysRow[]): Promise<Set<string>> {
   if (rows.length === 0) return new Set();
@@ -232,7 +145,7 @@ export async function writeKeysAll(tx: Tx, rows: readonly KeysRow[]): Promise<Se
   return new Set(written.map((r) => r.entry_key));
 }
 
-/** finish for a batch, in one statement (one settings revision: one transaction). */
+/** The decisions' end: outcome, stage, the settings they were made under, how long they took. */
 export async function finishAll(
   tx: Tx,
   rows: readonly { entryKey: string; outcome: string; stage: string | null; ms: number }[],

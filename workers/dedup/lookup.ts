@@ -54,31 +54,6 @@ function inWindow(p: Probe, t: DedupThresholds): Prisma.Sql {
                         AND ${p.firstSeenAt}::timestamptz + make_interval(hours => ${t.windowHours}::int)`;
 }
 
-/**
- * Stages 1 and 2 in one round trip, each an index lookup: the same normalised URL
- * (dedup_items_url_idx; not held to the window: a re-visit of one article is the same article
- * whenever it comes), and the same normalised text within the window (dedup_items_content_idx).
- * The earliest of each; the caller takes the URL match first.
- */
-export async function byKeys(
-  tx: Tx,
-  p: Probe,
-  t: DedupThresholds,
-): Promise<{ url: Candidate | null; exact: Candidate | null }> {
-  if (p.keys.urlKey === null && p.keys.contentKey === null) return { url: null, exact: null };
-  const [row] = await tx.$queryRaw<{ by_url: string | null; by_content: string | null }[]>`
-    SELECT (SELECT d.entry_key FROM dedup_items d
-            WHERE d.url_key = ${p.keys.urlKey} AND ${eligible(p)}
-            ORDER BY d.first_seen_at, d.entry_key LIMIT 1) AS by_url,
-           (SELECT d.entry_key FROM dedup_items d
-            WHERE d.content_key = ${p.keys.contentKey} AND ${inWindow(p, t)} AND ${eligible(p)}
-            ORDER BY d.first_seen_at, d.entry_key LIMIT 1) AS by_content`;
-  return {
-    url: row?.by_url ? { entryKey: row.by_url } : null,
-    exact: row?.by_content ? { entryKey: row.by_content } : null,
-  };
-}
-
 /** Stage 1 alone (the re-run's dry run asks stage by stage). */
 export async function byUrl(tx: Tx, p: Probe): Promise<Candidate | null> {
   if (p.keys.urlKey === null) return null;
@@ -170,8 +145,11 @@ export async function texts(tx: Tx, keys: string[]): Promise<Map<string, ItemTex
 }
 
 /**
- * byKeys for a batch of probes in one round trip (one UNION ALL branch per probe, each planned
- * as byKeys' statement is). Keyed by the probe's entry key.
+ * Stages 1 and 2 for a batch of probes in one round trip (one UNION ALL branch per probe), each an
+ * index lookup: the same normalised URL (dedup_items_url_idx; not held to the window: a re-visit
+ * of one article is the same article whenever it comes), and the same normalised text within the
+ * window (dedup_items_content_idx). The earliest of each; the caller takes the URL match first.
+ * Keyed by the probe's entry key.
  */
 export async function byKeysAll(
   tx: Tx,

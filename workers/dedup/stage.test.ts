@@ -5,7 +5,7 @@ import { createTestDatabase, requireRealPostgres, type TestDatabase } from "@/li
 import type { Stage, StageVerdict } from "@/workers/line/stage";
 import { PermanentJobError } from "@/workers/queue/queueWorker";
 import { linkItem } from "./clusters";
-import { writeKeys } from "./decision";
+import { writeKeysAll } from "./decision";
 import type { MeaningComparer } from "./meaning";
 import { dedupStage } from "./stage";
 import {
@@ -440,16 +440,18 @@ describe("at least once", () => {
 
     // And the write itself is guarded: keys for an older version never land over newer ones.
     const written = await db.prisma.$transaction((tx) =>
-      writeKeys(tx, {
-        entryKey: b.entryKey,
-        version: b.version,
-        sourceId: "daily",
-        firstSeenAt: new Date(),
-        live: true,
-        keys: { urlKey: "x", contentKey: "y", simhash: 1n, bands: [0, 0, 0, 1] },
-      }),
+      writeKeysAll(tx, [
+        {
+          entryKey: b.entryKey,
+          version: b.version,
+          sourceId: "daily",
+          firstSeenAt: new Date(),
+          live: true,
+          keys: { urlKey: "x", contentKey: "y", simhash: 1n, bands: [0, 0, 0, 1] },
+        },
+      ]),
     );
-    expect(written).toBe(false);
+    expect(written.size).toBe(0);
     expect(await snapshot(db)).toEqual(before);
   });
 
