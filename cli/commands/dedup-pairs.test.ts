@@ -29,11 +29,11 @@ describe("cli dedup-pairs", () => {
     expect(code).toBe(0);
     expect(out).toBe(
       [
-        '{"duplicate":true,"stage":"near","score":0.8889}',
+        '{"duplicate":true,"stage":"near","score":0.9074}',
         '{"duplicate":true,"stage":"exact","score":1}',
-        '{"duplicate":false,"stage":null,"score":0.3636}',
+        '{"duplicate":false,"stage":null,"score":0.3195}',
         '{"duplicate":false,"stage":null,"score":0}',
-        '{"duplicate":true,"stage":"near","score":0.9333}',
+        '{"duplicate":true,"stage":"near","score":0.9942}',
         "",
       ].join("\n"),
     );

@@ -37,6 +37,12 @@ const POLES: ReadonlyArray<readonly [readonly string[], readonly string[]]> = [
       "increase",
       "increases",
       "increased",
+      "raise",
+      "raises",
+      "raised",
+      "hike",
+      "hikes",
+      "hiked",
     ],
     [
       "fall",
@@ -67,7 +73,17 @@ const POLES: ReadonlyArray<readonly [readonly string[], readonly string[]]> = [
       "decline",
       "declines",
       "declined",
+      "cut",
+      "cuts",
+      "slash",
+      "slashes",
+      "slashed",
     ],
+  ],
+  // A decision taken or not: "Fed raises rates" / "Fed holds rates steady".
+  [
+    ["raise", "raises", "raised", "hike", "hikes", "hiked", "cut", "cuts", "slashes", "slashed"],
+    ["hold", "holds", "held", "unchanged", "steady"],
   ],
   [
     ["win", "wins", "won", "beat", "beats", "victory"],
@@ -102,18 +118,43 @@ function asWord(w: string): string {
   return words(normalizeText(w))[0] ?? w;
 }
 
+/** Each pole word → the pairs it is on, with its side (0: the first pole, 1: the second). */
+const POLES_OF = new Map<string, [number, 0 | 1][]>();
+POLES.forEach(([plus, minus], i) => {
+  for (const [side, ws] of [
+    [0, plus],
+    [1, minus],
+  ] as const) {
+    for (const w of ws) POLES_OF.set(w, [...(POLES_OF.get(w) ?? []), [i, side]]);
+  }
+});
+
+/** Per pair of poles, the first word a text says of each pole. */
+function sides(ws: readonly string[]): Map<number, [string | undefined, string | undefined]> {
+  const out = new Map<number, [string | undefined, string | undefined]>();
+  for (const w of ws) {
+    const hits = POLES_OF.get(w);
+    if (hits === undefined) continue;
+    for (const [i, side] of hits) {
+      const s = out.get(i) ?? [undefined, undefined];
+      if (s[side] === undefined) s[side] = w;
+      out.set(i, s);
+    }
+  }
+  return out;
+}
+
 /**
  * The first pair of opposite words the two texts take sides on (one says only "rise", the other
  * only "fall"), or null. Words are the normalised words of each text (Analyzed.words).
  */
 export function opposed(a: readonly string[], b: readonly string[]): [string, string] | null {
-  const inA = new Set(a);
-  const inB = new Set(b);
-  for (const [plus, minus] of POLES) {
-    const aPlus = plus.find((w) => inA.has(w));
-    const aMinus = minus.find((w) => inA.has(w));
-    const bPlus = plus.find((w) => inB.has(w));
-    const bMinus = minus.find((w) => inB.has(w));
+  const sa = sides(a);
+  if (sa.size === 0) return null;
+  const sb = sides(b);
+  for (let i = 0; i < POLES.length; i++) {
+    const [aPlus, aMinus] = sa.get(i) ?? [];
+    const [bPlus, bMinus] = sb.get(i) ?? [];
     if (aPlus && !aMinus && bMinus && !bPlus) return [aPlus, bMinus];
     if (aMinus && !aPlus && bPlus && !bMinus) return [aMinus, bPlus];
   }

@@ -20,24 +20,27 @@ export interface Swap {
 
 const NUMBER = /^\p{N}/u;
 
-function stemsOf(words: readonly string[]): Set<string> {
-  const out = new Set<string>();
+/** Each distinct content word (not a figure) with its anchor stem, and the set of the stems. */
+function stemsOf(words: readonly string[]): { words: [string, string][]; stems: Set<string> } {
+  const seen = new Set<string>();
+  const out: [string, string][] = [];
+  const stems = new Set<string>();
   for (const w of words) {
+    if (seen.has(w)) continue;
+    seen.add(w);
     if (NUMBER.test(w)) continue;
     const s = anchorStem(w);
-    if (s) out.add(s);
+    if (s === null) continue;
+    out.push([w, s]);
+    stems.add(s);
   }
-  return out;
+  return { words: out, stems };
 }
 
-/** Content words (anchor stems) of `words` whose stem `other` has nowhere. */
-function unmatched(words: readonly string[], other: Set<string>): string[] {
+/** Content words (anchor stems) of `a` whose stem `other` has nowhere. */
+function unmatched(a: [string, string][], other: Set<string>): string[] {
   const out: string[] = [];
-  for (const w of words) {
-    if (NUMBER.test(w)) continue;
-    const s = anchorStem(w);
-    if (s && !other.has(s) && !out.includes(w)) out.push(w);
-  }
+  for (const [w, s] of a) if (!other.has(s)) out.push(w);
   return out;
 }
 
@@ -49,10 +52,10 @@ function figures(words: readonly string[]): Set<string> {
  * The swap that sets two texts apart, or null. `a`/`b` are the normalised words (Analyzed.words).
  */
 export function swapped(a: readonly string[], b: readonly string[]): Swap | null {
-  const stemsA = stemsOf(a);
-  const stemsB = stemsOf(b);
-  const onlyA = unmatched(a, stemsB);
-  const onlyB = unmatched(b, stemsA);
+  const sa = stemsOf(a);
+  const sb = stemsOf(b);
+  const onlyA = unmatched(sa.words, sb.stems);
+  const onlyB = unmatched(sb.words, sa.stems);
   if (onlyA.length > 0 && onlyB.length > 0) {
     const fa = figures(a);
     const fb = figures(b);

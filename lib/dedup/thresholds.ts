@@ -89,5 +89,5 @@ export const DEFAULT_THRESHOLDS: DedupThresholds = Object.freeze({
     minShared: 2,
     postingCap: 256,
   }),
-  near: Object.freeze({ duplicate: 0.55, review: 0.45 }),
+  near: Object.freeze({ duplicate: 0.5, review: 0.4 }),
 }) as DedupThresholds;
