@@ -135,10 +135,12 @@ export async function writeKeysAll(tx: Tx, rows: readonly KeysRow[]): Promise<Se
       RETURNING entry_key
     ),
     superseded AS (
-      UPDATE dedup_reviews SET state = 'superseded', decided_at = now()
-      WHERE state = 'pending'
-        AND (entry_key IN (SELECT entry_key FROM written)
-             OR candidate_key IN (SELECT entry_key FROM written))
+      UPDATE dedup_reviews r SET state = 'superseded', decided_at = now()
+      WHERE r.state = 'pending'
+        AND (r.entry_key = ANY(${col((x) => x.entryKey)}::text[])
+             OR r.candidate_key = ANY(${col((x) => x.entryKey)}::text[]))
+        AND EXISTS (SELECT 1 FROM written w
+                    WHERE w.entry_key = r.entry_key OR w.entry_key = r.candidate_key)
       RETURNING id
     )
     SELECT entry_key FROM written`;
@@ -152,13 +154,16 @@ export async function finishAll(
   settingsRevision: number,
 ): Promise<void> {
   if (rows.length === 0) return;
+  const keys = rows.map((r) => r.entryKey);
+  // `entry_key = ANY` as well as the join: the rows are found by the primary key, never by a
+  // hash join over the whole table (which the planner picks for an unnest it cannot size).
   await tx.$executeRaw`
     UPDATE dedup_items d SET outcome = x.o, stage = x.s, settings_revision = ${settingsRevision},
            decided_at = now(), decision_ms = x.ms
-    FROM unnest(${rows.map((r) => r.entryKey)}::text[], ${rows.map((r) => r.outcome)}::text[],
+    FROM unnest(${keys}::text[], ${rows.map((r) => r.outcome)}::text[],
                 ${rows.map((r) => r.stage)}::text[], ${rows.map((r) => r.ms)}::float8[])
          AS x(k, o, s, ms)
-    WHERE d.entry_key = x.k`;
+    WHERE d.entry_key = x.k AND d.entry_key = ANY(${keys}::text[])`;
 }
 
 export interface ReviewRow {
@@ -216,10 +221,13 @@ export async function decidedPairs(
     { pair_a: string; pair_b: string; state: string; decided_by: string | null }[]
   >`
     SELECT r.pair_a, r.pair_b, r.state, r.decided_by
-    FROM dedup_reviews r
-    JOIN unnest(${pairs.map((p) => p[0])}::text[], ${pairs.map((p) => p[1])}::text[]) AS x(a, b)
-      ON r.pair_a = least(x.a, x.b) AND r.pair_b = greatest(x.a, x.b)
-    WHERE r.state IN ('rejected', 'confirmed')`;
+    FROM unnest(${pairs.map((p) => p[0])}::text[], ${pairs.map((p) => p[1])}::text[]) AS x(a, b)
+    CROSS JOIN LATERAL (
+      SELECT pair_a, pair_b, state, decided_by FROM dedup_reviews
+      WHERE pair_a = least(x.a, x.b) AND pair_b = greatest(x.a, x.b)
+        AND state IN ('rejected', 'confirmed')
+      OFFSET 0 -- an index probe per pair, never flattened into a join over the table
+    ) r`;
   for (const r of rows) {
     const key = pairKey(r.pair_a, r.pair_b);
     if (r.state === "rejected") rejected.add(key);

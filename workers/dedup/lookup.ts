@@ -36,7 +36,12 @@ export const NEAR_CANDIDATES = 8;
  * rejected at: an undone exact link would otherwise come straight back as a near one (score 1).
  */
 export function eligible(p: Probe): Prisma.Sql {
-  return Prisma.sql`d.live AND d.entry_key <> ${p.entryKey} ${excluded(p, "d")}
+  return Prisma.sql`d.live AND ${eligibleOf(p)}`;
+}
+
+/** eligible() but for `live`, on a row set `d` with an entry key (the band lookup's union). */
+function eligibleOf(p: Probe): Prisma.Sql {
+  return Prisma.sql`d.entry_key <> ${p.entryKey} ${excluded(p, "d")}
     AND NOT EXISTS (
       SELECT 1 FROM dedup_reviews r
       WHERE r.pair_a = least(d.entry_key, ${p.entryKey}) AND r.pair_b = greatest(d.entry_key, ${p.entryKey})
@@ -75,10 +80,9 @@ export async function byContent(tx: Tx, p: Probe, t: DedupThresholds): Promise<C
 }
 
 /**
- * Stage 3's retrieval: items sharing a SimHash band within `retrieval.radius` bits (each band
- * an index, dedup_items_band<i>_idx, read as one bitmap OR), in the window, confirmed by the
- * Hamming distance (≤ retrieval.maxHamming), nearest first, at most NEAR_CANDIDATES. Scoring
- * them is the caller's (lib/dedup judge, on title + summary).
+ * Stage 3's retrieval: items sharing a SimHash band within `retrieval.radius` bits, in the window,
+ * confirmed by the Hamming distance (≤ retrieval.maxHamming), nearest first, at most
+ * NEAR_CANDIDATES. Scoring them is the caller's (lib/dedup judge, on title + summary).
  */
 export async function nearCandidates(tx: Tx, p: Probe, t: DedupThresholds): Promise<Candidate[]> {
   if (p.keys.simhash === null) return [];
@@ -86,19 +90,26 @@ export async function nearCandidates(tx: Tx, p: Probe, t: DedupThresholds): Prom
   return rows.map((r) => ({ entryKey: r.entry_key, distance: r.distance }));
 }
 
-/** nearCandidates' statement (the probe must have a SimHash). */
+/**
+ * nearCandidates' statement (the probe must have a SimHash): per band, the items whose band is
+ * one of the probe's values within the radius, in the window, read from that band's index alone
+ * (dedup_items_band<i>_idx holds the first sight, SimHash and entry key: an index-only scan, no
+ * heap page per row; migration 20261216010000), the four as one UNION; then the distance, the
+ * eligibility checks and the order.
+ */
 export function nearQuery(p: Probe, t: DedupThresholds): Prisma.Sql {
   if (p.keys.simhash === null) throw new Error("dedup: a near lookup needs a SimHash");
   const probes = bandProbes(p.keys.simhash, t.retrieval.radius);
   const h = toSigned64(p.keys.simhash);
+  const band = (i: number) => Prisma.sql`
+    SELECT d.entry_key, d.first_seen_at, d.simhash FROM dedup_items d
+    WHERE d.${Prisma.raw(`band${i}`)} = ANY(${probes[i]}::int[]) AND d.live AND ${inWindow(p, t)}`;
   return Prisma.sql`
     SELECT entry_key, distance FROM (
       SELECT d.entry_key, d.first_seen_at,
              bit_count((d.simhash # ${h}::bigint)::bit(64))::int AS distance
-      FROM dedup_items d
-      WHERE (d.band0 = ANY(${probes[0]}::int[]) OR d.band1 = ANY(${probes[1]}::int[])
-             OR d.band2 = ANY(${probes[2]}::int[]) OR d.band3 = ANY(${probes[3]}::int[]))
-        AND d.simhash IS NOT NULL AND ${inWindow(p, t)} AND ${eligible(p)}
+      FROM (${band(0)} UNION ${band(1)} UNION ${band(2)} UNION ${band(3)}) d
+      WHERE d.simhash IS NOT NULL AND ${eligibleOf(p)}
     ) c
     WHERE distance <= ${t.retrieval.maxHamming}
     ORDER BY distance, first_seen_at, entry_key
@@ -224,7 +235,11 @@ export async function candidateTexts(
            d.settings_revision IS NOT DISTINCT FROM ${settingsRevision}::int AS same_settings,
            d.url_key, d.content_key, d.simhash, d.band0, d.band1, d.band2, d.band3,
            (SELECT array_agg(a.anchor) FROM dedup_anchors a WHERE a.entry_key = n.entry_key) AS anchors
-    FROM news n LEFT JOIN dedup_items d ON d.entry_key = n.entry_key
+    FROM news n
+    LEFT JOIN LATERAL (
+      -- LIMIT keeps the planner from flattening this into a join it may hash over the table.
+      SELECT * FROM dedup_items x WHERE x.entry_key = n.entry_key LIMIT 1
+    ) d ON true
     WHERE n.entry_key = ANY(${keys}::text[]) AND n.deleted_at IS NULL`;
   return new Map(
     rows.map((r) => {

@@ -31,10 +31,17 @@ import {
   writeKeysAll,
 } from "./decision";
 import { lockAll, lockNames } from "./locks";
-import { byKeysAll, type CandidateText, candidateTexts, type ItemText, type Probe } from "./lookup";
+import {
+  byKeysAll,
+  type Candidate,
+  type CandidateText,
+  candidateTexts,
+  type ItemText,
+  type Probe,
+} from "./lookup";
 import type { MeaningComparer } from "./meaning";
 import { ThresholdsCache } from "./settings";
-import { inTransaction } from "./transaction";
+import { inTransaction, sideReaders } from "./transaction";
 
 export const DEDUP_STAGE = "dedup";
 
@@ -188,7 +195,7 @@ async function decideBatch(
 
   const decided = await inTransaction(
     db,
-    (tx) => decideInTransaction(tx, [...works.values()], settings, meaning),
+    (tx) => decideInTransaction(tx, [...works.values()], settings, meaning, sideReaders(db, 2)),
     {
       // Lock waits behind other decisions and, on PGlite, behind every other transaction (one
       // connection): Prisma's defaults (2 s to start, 5 s to finish) would fail busy moments.
@@ -217,6 +224,7 @@ async function decideInTransaction(
   works: Work[],
   settings: ThresholdsCache,
   meaning: MeaningComparer | undefined,
+  readers: Tx[] | null,
 ): Promise<Map<string, Decided>> {
   const { thresholds, revision } = await settings.read(tx);
   const { radius, minShared } = thresholds.retrieval;
@@ -286,7 +294,7 @@ async function decideInTransaction(
     })),
   );
 
-  const matches = await cascadeAll(tx, deciding, thresholds, revision, meaning);
+  const matches = await cascadeAll(tx, deciding, thresholds, revision, meaning, readers);
   const finished: { entryKey: string; outcome: string; stage: string | null; ms: number }[] = [];
   const reviews: ReviewRow[] = [];
   for (const w of deciding) {
@@ -387,6 +395,7 @@ async function cascadeAll(
   thresholds: DedupThresholds,
   revision: number,
   meaning: MeaningComparer | undefined,
+  readers: Tx[] | null,
 ): Promise<Map<string, Settled>> {
   const exclude = deciding.map((w) => w.job.entryKey);
   const live = deciding.filter((w) => w.removal === null);
@@ -464,11 +473,19 @@ async function cascadeAll(
   if (needNear.length === 0) return settled;
 
   // Stage 3: both lookups for every item in one round trip, one candidate list each, judged alike.
-  const near = await nearAll(
-    tx,
-    needNear.map((w) => ({ probe: probe(w), anchors: w.anchors })),
-    thresholds,
-  );
+  // The lookups read none of this transaction's writes (the batch is left out of them), so they
+  // may run on other connections, in parallel: the server's work of a batch is mostly these.
+  const nearProbes = needNear.map((w) => ({ probe: probe(w), anchors: w.anchors }));
+  const near = new Map<string, Candidate[]>();
+  if (readers && nearProbes.length > 1) {
+    const parts = readers.map((_, i) => nearProbes.filter((_, j) => j % readers.length === i));
+    const found = await Promise.all(
+      parts.map((part, i) => nearAll(readers[i] as Tx, part, thresholds)),
+    );
+    for (const m of found) for (const [k, v] of m) near.set(k, v);
+  } else {
+    for (const [k, v] of await nearAll(tx, nearProbes, thresholds)) near.set(k, v);
+  }
   const candidates = await candidateTexts(
     tx,
     [...new Set([...near.values()].flatMap((list) => list.map((c) => c.entryKey)))],

@@ -64,8 +64,22 @@ function toSql(query: TemplateStringsArray | Prisma.Sql, values: unknown[]): Pri
   return query instanceof Prisma.Sql ? query : Prisma.sql(query, ...values);
 }
 
-/** The two calls the dedup code makes on a transaction, over a pg client. */
-function asTx(client: pg.PoolClient): Tx {
+/**
+ * Read-only statements on the pool's other connections, each its own autocommit statement, for
+ * what a batch's transaction reads that needs none of its own writes (stage 3's lookups, which
+ * leave the batch's items out): split over `ways` connections they use both of the server's
+ * cores, where inside the transaction they would run one after another on one backend. Null on
+ * PGlite (one connection). Read committed: each statement's snapshot is taken when it starts, so
+ * one started after the transaction's advisory locks sees every decision those locks waited for.
+ */
+export function sideReaders(db: Database, ways: number): Tx[] | null {
+  const pool = db.pool;
+  if (!pool || ways < 2) return null;
+  return Array.from({ length: ways }, () => asTx(pool));
+}
+
+/** The two calls the dedup code makes on a transaction, over a pg client (or pool). */
+function asTx(client: pg.PoolClient | pg.Pool): Tx {
   const run = (query: TemplateStringsArray | Prisma.Sql, values: unknown[]) => {
     const sql = toSql(query, values);
     return client.query({ text: sql.text, values: sql.values, types: prismaTypes });
