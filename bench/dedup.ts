@@ -189,7 +189,7 @@ function modesFor(target: Target, concurrency: number | undefined): Mode[] {
     name: "batched",
     concurrency: concurrency ?? (pglite ? 8 : 64),
     batch: { maxBatch: pglite ? 8 : 32, maxInFlight: pglite ? 1 : 2 },
-    connections: 4,
+    connections: 8, // two transactions, two side readers each, the warm-up
   };
   // The stage before batching: each decision its own transaction, 4 at once (1 on PGlite).
   const single: Mode = {

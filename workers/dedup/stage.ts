@@ -89,14 +89,15 @@ export function dedupStage(db: Database, options: DedupStageOptions = {}): Stage
   // PGlite runs one transaction at a time on its one connection: one batch at a time there, and
   // small ones, so the writer's statements do not wait long behind a decision.
   const concurrency = options.concurrency ?? (pglite ? 8 : 64);
+  const inFlight = options.batch?.maxInFlight ?? (pglite ? 1 : 2);
   const batcher = new Batcher<Submitted, StageVerdict>(
-    (jobs) => decideBatch(db, jobs, settings, options.meaning),
+    (jobs) => decideBatch(db, jobs, settings, options.meaning, inFlight),
     {
       maxBatch: options.batch?.maxBatch ?? (pglite ? 8 : 32),
       // Two on PostgreSQL: the second usually waits for the first's locks (two batches nearly
       // always share a coarse band name, locks.ts), but its reads and analysis, before the locks,
       // overlap the first's transaction (bench dedup: +14 % decisions/s over one at a time).
-      maxInFlight: options.batch?.maxInFlight ?? (pglite ? 1 : 2),
+      maxInFlight: inFlight,
     },
   );
   return {
@@ -154,6 +155,7 @@ async function decideBatch(
   jobs: Submitted[],
   settings: ThresholdsCache,
   meaning: MeaningComparer | undefined,
+  inFlight: number,
 ): Promise<Answer[]> {
   const answers: (Answer | undefined)[] = new Array(jobs.length);
   const keys = [...new Set(jobs.map((s) => s.job.entryKey))];
@@ -195,7 +197,8 @@ async function decideBatch(
 
   const decided = await inTransaction(
     db,
-    (tx) => decideInTransaction(tx, [...works.values()], settings, meaning, sideReaders(db, 2)),
+    (tx) =>
+      decideInTransaction(tx, [...works.values()], settings, meaning, sideReaders(db, 2, inFlight)),
     {
       // Lock waits behind other decisions and, on PGlite, behind every other transaction (one
       // connection): Prisma's defaults (2 s to start, 5 s to finish) would fail busy moments.

@@ -72,10 +72,15 @@ function toSql(query: TemplateStringsArray | Prisma.Sql, values: unknown[]): Pri
  * PGlite (one connection). Read committed: each statement's snapshot is taken when it starts, so
  * one started after the transaction's advisory locks sees every decision those locks waited for.
  */
-export function sideReaders(db: Database, ways: number): Tx[] | null {
+export function sideReaders(db: Database, ways: number, transactions: number): Tx[] | null {
   const pool = db.pool;
-  if (!pool || ways < 2) return null;
-  return Array.from({ length: ways }, () => asTx(pool));
+  // Room for the stage's own transactions, the queue's claims and completions, and the readers:
+  // a transaction waiting for a reader that waits for a connection would stall until the pool's
+  // connect timeout (the batch then fails and its items are decided alone).
+  const room = (pool?.options.max ?? 0) - transactions - 2;
+  const n = Math.min(ways, room);
+  if (!pool || n < 2) return null;
+  return Array.from({ length: n }, () => asTx(pool));
 }
 
 /** The two calls the dedup code makes on a transaction, over a pg client (or pool). */
