@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { mkdir, open, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
+import { vector } from "@electric-sql/pglite-pgvector";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
@@ -71,7 +72,9 @@ async function openPglite(dataDir: string, mustExist: boolean): Promise<Database
     release = await lockDataDir(dataDir);
   }
   try {
-    const lite = await PGlite.create(dataDir);
+    // pgvector ships as a PGlite extension; loaded here, made with CREATE EXTENSION by
+    // lib/search/vectors.ts at start (docs/decisions/026).
+    const lite = await PGlite.create(dataDir, { extensions: { vector } });
     await migrate(lite as SqlConnection, undefined, { lock: false });
     const prisma = new PrismaClient({ adapter: new PrismaPGlite(lite) });
     return {

@@ -494,6 +494,8 @@ describe("the migrated database matches prisma/schema.prisma", () => {
       settingsRevision: 3,
       decidedAt: at,
       decisionMs: 1.25,
+      meaningVersion: null,
+      meaningModelId: null,
     };
     expect(await db.prisma.dedupItem.create({ data: item })).toEqual(item);
     expectSameColumns(item, await columnsOf("dedup_items"));
@@ -607,6 +609,83 @@ describe("the migrated database matches prisma/schema.prisma", () => {
     expectSameColumns(cursor, await columnsOf("line_cursors"));
   });
 
+  it("embedding models, item vectors, search documents, provider calls", async () => {
+    const at = new Date("2026-12-17T10:00:00Z");
+    const model = {
+      id: 1,
+      model: "shipped:use-lite@0.2.0",
+      provider: "shipped",
+      name: "use-lite",
+      version: "0.2.0",
+      dims: 512,
+      kind: "meaning",
+      languages: ["en"],
+      crossLingual: false,
+      meaningThreshold: 0.8,
+      distinctThreshold: 0.4,
+      calibration: { corpus: "msrp" },
+      state: "complete",
+      backfillStartedAt: at,
+      backfillCompletedAt: at,
+      createdAt: at,
+      lastUsedAt: at,
+    };
+    expect(await db.prisma.embeddingModel.create({ data: model })).toEqual(model);
+    expectSameColumns(model, await columnsOf("embedding_models"));
+
+    // `code` (bit varying) and `tsv` (tsvector) are Unsupported in the client: written by SQL,
+    // every other field read back through it.
+    await db.prisma.$executeRaw`
+      INSERT INTO item_vectors (model_id, entry_key, item_version, embedding, code, lang, source_id,
+        first_seen_at, created_at)
+      VALUES (1, 'k', 2, ARRAY[0.6, 0.8]::real[], B'11', 'en', 's-1', ${at}, ${at})`;
+    const vector = {
+      modelId: 1,
+      entryKey: "k",
+      itemVersion: 2,
+      embedding: [0.6, 0.8],
+      lang: "en",
+      sourceId: "s-1",
+      firstSeenAt: at,
+      createdAt: at,
+    };
+    expect(await db.prisma.itemVector.findFirstOrThrow()).toEqual(vector);
+    expectSameColumns({ ...vector, code: null }, await columnsOf("item_vectors"));
+
+    await db.prisma.$executeRaw`
+      INSERT INTO search_docs (entry_key, item_version, source_id, lang, first_seen_at, tsv, updated_at)
+      VALUES ('k', 2, 's-1', 'en', ${at}, to_tsvector('simple', 'a story'), ${at})`;
+    const doc = {
+      entryKey: "k",
+      itemVersion: 2,
+      sourceId: "s-1",
+      lang: "en",
+      firstSeenAt: at,
+      updatedAt: at,
+    };
+    expect(await db.prisma.searchDoc.findFirstOrThrow()).toEqual(doc);
+    expectSameColumns({ ...doc, tsv: null }, await columnsOf("search_docs"));
+
+    const call = {
+      id: 1n,
+      at,
+      purpose: "embed",
+      provider: "http",
+      model: "http:text-embedding-3-small@api.example",
+      ok: false,
+      status: 429,
+      error: "rate limited",
+      items: 8,
+      inputTokens: 120,
+      outputTokens: 0,
+      costUsd: 0.0000024,
+      latencyMs: 12.5,
+      attempt: 2,
+    };
+    expect(await db.prisma.providerCall.create({ data: call })).toEqual(call);
+    expectSameColumns(call, await columnsOf("provider_calls"));
+  });
+
   it("has no table the schema does not know", async () => {
     const rows = await db.prisma.$queryRaw<{ table_name: string }[]>`
       SELECT table_name FROM information_schema.tables
@@ -626,7 +705,9 @@ describe("the migrated database matches prisma/schema.prisma", () => {
       "dedup_run_changes",
       "dedup_runs",
       "dedup_settings",
+      "embedding_models",
       "fetch_attempts",
+      "item_vectors",
       "job_failures",
       "jobs",
       "lease_events",
@@ -634,11 +715,13 @@ describe("the migrated database matches prisma/schema.prisma", () => {
       "network_outages",
       "news",
       "news_events",
+      "provider_calls",
       "queue_claim_stats",
       "queue_workers",
       "repair_changes",
       "repair_runs",
       "robots_cache",
+      "search_docs",
       "source_state",
       "sources",
       "stories",
