@@ -1,0 +1,11 @@
+export { checkTexts, MAX_TEXT_CHARS, MAX_TEXTS_PER_CALL } from "./checks";
+export {
+  LEXICAL_DIMS,
+  LEXICAL_MODEL,
+  LexicalEmbedder,
+  lexicalForm,
+  lexicalVector,
+} from "./lexical";
+export { SHIPPED_MODEL, SHIPPED_VERSION, ShippedEmbedder } from "./shipped";
+export * from "./types";
+export { cosine, toUnitLength } from "./vector";
