@@ -107,6 +107,26 @@ export interface EventMap {
    * 'review' | 'removed'; ms: the decision's time in the stage, lookups and writes included.
    */
   "dedup:decided": { stage: string | null; outcome: string; ms: number };
+  /** Items embedded and stored by one model in one call of the embed stage (workers/embed). */
+  "embed:done": { model: string; items: number; seconds: number };
+  /** A call of the embed stage that stored nothing; `code` is EmbeddingError's (or "error"). */
+  "embed:failed": { model: string; items: number; code: string };
+  /** One call to a supplier (lib/embed ledger): embeddings now, extraction later. */
+  "provider:call": {
+    purpose: string;
+    provider: string;
+    model: string;
+    ok: boolean;
+    /** The HTTP status, or null when no answer came (timeout, refused). */
+    status: number | null;
+    costUsd: number;
+    inputTokens: number;
+    latencyMs: number;
+  };
+  /** One hybrid search answered (lib/search); model null: full text only. */
+  "search:done": { seconds: number; model: string | null; backend: string; hits: number };
+  /** A model's backfill: canonical items still without its vector (workers/embed/backfill). */
+  "embed:backfill": { model: string; remaining: number; embedded: number; canonical: number };
   /** A one-time "story became strong" notification: sent, or why not (workers/stories/notify). */
   "story:notification": {
     source: string;

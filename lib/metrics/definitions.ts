@@ -44,6 +44,9 @@ const DEDUP_OUTCOMES = ["unique", "duplicate", "review", "removed"];
  */
 const DEDUP_DECISION_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 
+/** Search latency: the aim is p95 < 100 ms at 1,000,000 items (bench search). */
+const SEARCH_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
 /** A counter whose labels are bounded by its guard: callers hand it the raw event or row. */
 export interface BoundedCounter {
   inc(raw: Record<string, unknown>, n?: number): void;
@@ -199,6 +202,40 @@ export function defineOwnMetrics(registry: Registry) {
       labelNames: ["outcome"],
       buckets: DEDUP_DECISION_BUCKETS,
     }),
+    embeddings: counter(registry, new LabelGuard(["model"], { outcome: ["stored", "failed"] }), {
+      name: "wirewatch_embeddings_total",
+      help: "Items the embed stage embedded and stored (or failed to), by model id and outcome; its rate is embeddings per second.",
+      labelNames: ["model", "outcome"],
+    }),
+    providerCalls: counter(
+      registry,
+      new LabelGuard(["purpose", "provider", "model"], { outcome: ["ok", "error"] }),
+      {
+        name: "wirewatch_provider_calls_total",
+        help: "Calls to a supplier (embeddings, extraction), retries included, by purpose, provider, model and outcome.",
+        labelNames: ["purpose", "provider", "model", "outcome"],
+      },
+    ),
+    providerCost: counter(registry, new LabelGuard(["purpose", "provider", "model"]), {
+      name: "wirewatch_provider_cost_usd_total",
+      help: "What calls to a supplier cost, in US dollars at the configured price, by purpose, provider and model.",
+      labelNames: ["purpose", "provider", "model"],
+    }),
+    providerTokens: counter(registry, new LabelGuard(["purpose", "provider", "model"]), {
+      name: "wirewatch_provider_input_tokens_total",
+      help: "Input tokens sent to a supplier (as it reported them, or estimated), by purpose, provider and model.",
+      labelNames: ["purpose", "provider", "model"],
+    }),
+    searchSeconds: histogram(
+      registry,
+      new LabelGuard([], { mode: ["hybrid", "fulltext"], backend: ["pgvector", "portable"] }),
+      {
+        name: "wirewatch_search_seconds",
+        help: "Time to answer one search, by mode (hybrid: full text and vectors; fulltext: no complete model) and vector backend.",
+        labelNames: ["mode", "backend"],
+        buckets: SEARCH_BUCKETS,
+      },
+    ),
   };
   // The write buffer exists in every worker process: show its series at 0 from the start.
   own.waits.inc({ stage: "store" }, 0);
@@ -525,6 +562,45 @@ export function defineDbMetrics(
     "When the dedup stage last decided an item, Unix seconds (0 before its first decision, so an age computed from it is large, not absent).",
     [],
     (g, s) => g.set(s.dedup.lastDecision ?? 0),
+  );
+  // Meaning (embedding models), from their tables.
+  gauge(
+    "wirewatch_embedding_vectors",
+    "Stored vectors of canonical items by embedding model id (item_vectors).",
+    ["model", "kind"],
+    (g, s) => {
+      const b = new LabelGuard(["model"], { kind: ["meaning", "lexical"] });
+      for (const m of s.embedding.models) g.set(b.labels(m), m.embedded);
+    },
+  );
+  gauge(
+    "wirewatch_embedding_coverage_ratio",
+    "Share of the canonical items that have a current vector of the model (1 when there are none).",
+    ["model"],
+    (g, s) => {
+      const b = new LabelGuard(["model"]);
+      for (const m of s.embedding.models) {
+        g.set(
+          b.labels(m),
+          s.embedding.canonical > 0 ? Math.min(1, m.embedded / s.embedding.canonical) : 1,
+        );
+      }
+    },
+  );
+  gauge(
+    "wirewatch_embedding_model_complete",
+    "1 when the model's backfill is complete (search may use it), 0 while it backfills or is retired.",
+    ["model"],
+    (g, s) => {
+      const b = new LabelGuard(["model"]);
+      for (const m of s.embedding.models) g.set(b.labels(m), m.state === "complete" ? 1 : 0);
+    },
+  );
+  gauge(
+    "wirewatch_canonical_items",
+    "Live items that survived dedup (unique, or waiting in review): what search and the models cover.",
+    [],
+    (g, s) => g.set(s.embedding.canonical),
   );
   gauge(
     "wirewatch_dedup_undecided",

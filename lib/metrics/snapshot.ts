@@ -57,6 +57,10 @@ export interface Snapshot {
     undecided: number;
     undecidedOldest: number;
   };
+  embedding: {
+    canonical: number;
+    models: { model: string; kind: string; state: string; embedded: number }[];
+  };
 }
 
 export async function readSnapshot(db: Database): Promise<Snapshot> {
@@ -116,6 +120,7 @@ export async function readSnapshot(db: Database): Promise<Snapshot> {
     ORDER BY source_id, reason LIMIT 1000`;
   const workers = await countWorkers(db);
   const [dedup] = await readDedup(db);
+  const embedding = await readEmbedding(db);
   return {
     queues,
     breakers: breakers ?? { open: 0, halfOpen: 0 },
@@ -135,7 +140,22 @@ export async function readSnapshot(db: Database): Promise<Snapshot> {
       undecided: 0,
       undecidedOldest: 0,
     },
+    embedding,
   };
+}
+
+/**
+ * The embedding models and their coverage: the canonical items (live, unique or in review) and
+ * each model's vectors, counted over item_vectors' primary key (model first).
+ */
+async function readEmbedding(db: Database): Promise<Snapshot["embedding"]> {
+  const [row] = await db.prisma.$queryRaw<{ n: number }[]>`
+    SELECT count(*)::float8 AS n FROM dedup_items WHERE live AND outcome IN ('unique', 'review')`;
+  const models = await db.prisma.$queryRaw<Snapshot["embedding"]["models"]>`
+    SELECT m.model, m.kind, m.state,
+           (SELECT count(*) FROM item_vectors v WHERE v.model_id = m.id)::float8 AS embedded
+    FROM embedding_models m ORDER BY m.id LIMIT 50`;
+  return { canonical: row?.n ?? 0, models };
 }
 
 /**

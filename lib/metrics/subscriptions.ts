@@ -56,6 +56,20 @@ export function subscribeMetrics(m: OwnMetrics): () => void {
         m.dedupDecisionSeconds.observe({ outcome: e.outcome }, e.ms / 1000);
       }
     }),
+    on("embed:done", (e) => m.embeddings.inc({ model: e.model, outcome: "stored" }, e.items)),
+    on("embed:failed", (e) => m.embeddings.inc({ model: e.model, outcome: "failed" }, e.items)),
+    on("provider:call", (e) => {
+      const labels = { purpose: e.purpose, provider: e.provider, model: e.model };
+      m.providerCalls.inc({ ...labels, outcome: e.ok ? "ok" : "error" });
+      if (e.costUsd > 0) m.providerCost.inc(labels, e.costUsd);
+      if (e.inputTokens > 0) m.providerTokens.inc(labels, e.inputTokens);
+    }),
+    on("search:done", (e) =>
+      m.searchSeconds.observe(
+        { mode: e.model === null ? "fulltext" : "hybrid", backend: e.backend },
+        e.seconds,
+      ),
+    ),
     on("story:notification", (e) =>
       m.storyNotifications.inc({ ...e, source: e.source || "unknown" }),
     ),

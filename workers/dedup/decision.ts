@@ -9,6 +9,8 @@ export interface StoredDecision {
   clusterId: bigint | null;
   outcome: string;
   stage: string | null;
+  /** The version stage 4's own pass last decided (meaningStage.ts), if it did. */
+  meaningVersion: number | null;
 }
 
 export interface KeysRow {
@@ -70,14 +72,16 @@ export async function currentAll(
       cluster_id: bigint | null;
       outcome: string | null;
       stage: string | null;
+      meaning_version: number | null;
     }[]
   >`
     SELECT k.entry_key,
            (SELECT n.version FROM news n WHERE n.entry_key = k.entry_key) AS news_version,
-           d.version, d.decision_ms IS NOT NULL AS decided, d.cluster_id, d.outcome, d.stage
+           d.version, d.decision_ms IS NOT NULL AS decided, d.cluster_id, d.outcome, d.stage,
+           d.meaning_version
     FROM unnest(${sorted}::text[]) AS k(entry_key)
     LEFT JOIN LATERAL (
-      SELECT version, decision_ms, cluster_id, outcome, stage FROM dedup_items
+      SELECT version, decision_ms, cluster_id, outcome, stage, meaning_version FROM dedup_items
       WHERE entry_key = k.entry_key FOR UPDATE
     ) AS d ON true`;
   const out = new Map<string, { newsVersion: number | null; stored: StoredDecision | null }>();
@@ -94,6 +98,7 @@ export async function currentAll(
               clusterId: row.cluster_id,
               outcome: row.outcome ?? "unique",
               stage: row.stage,
+              meaningVersion: row.meaning_version == null ? null : Number(row.meaning_version),
             },
     });
   }
@@ -107,7 +112,12 @@ export async function currentAll(
  * again if still grey). The cluster, outcome and stage stay as they are until the cascade has
  * decided (finishAll); a new row starts 'unique'. Returns the entry keys written.
  */
-export async function writeKeysAll(tx: Tx, rows: readonly KeysRow[]): Promise<Set<string>> {
+export async function writeKeysAll(
+  tx: Tx,
+  /** Stage 4's pass: an item left in review is decided again at the same version, once. */
+  meaningPass: boolean,
+  rows: readonly KeysRow[],
+): Promise<Set<string>> {
   if (rows.length === 0) return new Set();
   const col = <T>(f: (r: KeysRow) => T) => rows.map(f);
   const band = (i: number) => col((r) => r.keys.bands?.[i] ?? null);
@@ -132,6 +142,9 @@ export async function writeKeysAll(tx: Tx, rows: readonly KeysRow[]): Promise<Se
         band2 = excluded.band2, band3 = excluded.band3
       WHERE dedup_items.version < excluded.version
          OR (dedup_items.version = excluded.version AND dedup_items.decision_ms IS NULL)
+         OR (${meaningPass} AND dedup_items.version = excluded.version
+             AND dedup_items.outcome = 'review'
+             AND coalesce(dedup_items.meaning_version, 0) < excluded.version)
       RETURNING entry_key
     ),
     superseded AS (
@@ -152,14 +165,19 @@ export async function finishAll(
   tx: Tx,
   rows: readonly { entryKey: string; outcome: string; stage: string | null; ms: number }[],
   settingsRevision: number,
+  /** Stage 4's pass: the model it compared with, recorded with the version it decided. */
+  meaningModelId?: number,
 ): Promise<void> {
   if (rows.length === 0) return;
   const keys = rows.map((r) => r.entryKey);
+  const model = meaningModelId ?? null;
   // `entry_key = ANY` as well as the join: the rows are found by the primary key, never by a
   // hash join over the whole table (which the planner picks for an unnest it cannot size).
   await tx.$executeRaw`
     UPDATE dedup_items d SET outcome = x.o, stage = x.s, settings_revision = ${settingsRevision},
-           decided_at = now(), decision_ms = x.ms
+           decided_at = now(), decision_ms = x.ms,
+           meaning_version = CASE WHEN ${model}::int IS NULL THEN d.meaning_version ELSE d.version END,
+           meaning_model_id = coalesce(${model}::int, d.meaning_model_id)
     FROM unnest(${keys}::text[], ${rows.map((r) => r.outcome)}::text[],
                 ${rows.map((r) => r.stage)}::text[], ${rows.map((r) => r.ms)}::float8[])
          AS x(k, o, s, ms)

@@ -1,9 +1,15 @@
 import type { DedupThresholds } from "@/lib/dedup";
+import type { Tx } from "./clusters";
 import type { ItemText } from "./lookup";
 
 /** What a meaning comparison made of a grey-band pair. */
 export interface MeaningVerdict {
   duplicate: boolean;
+  /**
+   * Not a duplicate, clearly (below the model's distinct threshold): the pair goes to no review.
+   * Neither duplicate nor distinct: still grey, it goes to review.
+   */
+  distinct?: boolean;
   /** E.g. the cosine similarity of the two items' vectors. */
   score: number;
   threshold: number;
@@ -12,15 +18,22 @@ export interface MeaningVerdict {
 }
 
 /**
- * The cascade's fourth stage (seed 002: "meaning comparison, vector search"), filled by the
- * next issue (embeddings). The dedup stage asks it about pairs inside stage 3's grey band only,
- * inside the decision's transaction; null means it cannot tell yet (no vector for one side),
- * and the pair goes to the review queue as it does while no comparer is configured.
+ * The cascade's fourth stage (seed 002: "meaning comparison, vector search"). The dedup stage
+ * asks it about pairs inside stage 3's grey band only, inside the decision's transaction (`tx`:
+ * it reads what is stored, it calls no model there); null means it cannot tell (no vector for
+ * one side, no calibrated threshold), and the pair goes to the review queue as it does while no
+ * comparer is configured.
  */
 export interface MeaningComparer {
   compare(
     item: ItemText,
     candidate: ItemText,
-    context: { thresholds: DedupThresholds; settingsRevision: number },
+    context: {
+      tx: Tx;
+      /** The version of `item` being decided: a vector of an older text is no answer. */
+      itemVersion: number;
+      thresholds: DedupThresholds;
+      settingsRevision: number;
+    },
   ): Promise<MeaningVerdict | null>;
 }

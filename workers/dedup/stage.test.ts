@@ -440,7 +440,7 @@ describe("at least once", () => {
 
     // And the write itself is guarded: keys for an older version never land over newer ones.
     const written = await db.prisma.$transaction((tx) =>
-      writeKeysAll(tx, [
+      writeKeysAll(tx, false, [
         {
           entryKey: b.entryKey,
           version: b.version,

@@ -46,8 +46,14 @@ import { inTransaction, sideReaders } from "./transaction";
 export const DEDUP_STAGE = "dedup";
 
 export interface DedupStageOptions {
-  /** The meaning comparison for grey-band pairs (the next issue); none: they go to review. */
+  /** The meaning comparison for grey-band pairs; none: they go to review. */
   meaning?: MeaningComparer;
+  /**
+   * Stage 4's own pass (meaningStage.ts), after embed: items the stage left in review are
+   * decided again at the same version, with `meaning`, once per version and model (recorded in
+   * dedup_items.meaning_version / meaning_model_id).
+   */
+  meaningPass?: { stageName: string; modelId: number };
   /** Stages survivors are handed on to (none yet: embed, extract, index come later). */
   handsOn?: readonly string[];
   /** Jobs held at once per process (claimed together, decided in batches). */
@@ -91,7 +97,7 @@ export function dedupStage(db: Database, options: DedupStageOptions = {}): Stage
   const concurrency = options.concurrency ?? (pglite ? 8 : 64);
   const inFlight = options.batch?.maxInFlight ?? (pglite ? 1 : 2);
   const batcher = new Batcher<Submitted, StageVerdict>(
-    (jobs) => decideBatch(db, jobs, settings, options.meaning, inFlight),
+    (jobs) => decideBatch(db, jobs, settings, options.meaning, inFlight, options.meaningPass),
     {
       maxBatch: options.batch?.maxBatch ?? (pglite ? 8 : 32),
       // Two on PostgreSQL: the second usually waits for the first's locks (two batches nearly
@@ -156,6 +162,7 @@ async function decideBatch(
   settings: ThresholdsCache,
   meaning: MeaningComparer | undefined,
   inFlight: number,
+  pass: DedupStageOptions["meaningPass"],
 ): Promise<Answer[]> {
   const answers: (Answer | undefined)[] = new Array(jobs.length);
   const keys = [...new Set(jobs.map((s) => s.job.entryKey))];
@@ -198,7 +205,14 @@ async function decideBatch(
   const decided = await inTransaction(
     db,
     (tx) =>
-      decideInTransaction(tx, [...works.values()], settings, meaning, sideReaders(db, 2, inFlight)),
+      decideInTransaction(
+        tx,
+        [...works.values()],
+        settings,
+        meaning,
+        sideReaders(db, 2, inFlight),
+        pass,
+      ),
     {
       // Lock waits behind other decisions and, on PGlite, behind every other transaction (one
       // connection): Prisma's defaults (2 s to start, 5 s to finish) would fail busy moments.
@@ -228,6 +242,7 @@ async function decideInTransaction(
   settings: ThresholdsCache,
   meaning: MeaningComparer | undefined,
   readers: Tx[] | null,
+  pass?: DedupStageOptions["meaningPass"],
 ): Promise<Map<string, Decided>> {
   const { thresholds, revision } = await settings.read(tx);
   const { radius, minShared } = thresholds.retrieval;
@@ -255,7 +270,16 @@ async function decideInTransaction(
     const stored = state?.stored ?? null;
     if (!state || state.newsVersion === null || state.newsVersion > w.job.version) {
       result.set(w.job.entryKey, "stale");
-    } else if (stored?.decided && stored.version >= w.job.version) {
+    } else if (
+      stored?.decided &&
+      stored.version >= w.job.version &&
+      !(
+        pass &&
+        stored.version === w.job.version &&
+        stored.outcome === "review" &&
+        (stored.meaningVersion ?? 0) < w.job.version
+      )
+    ) {
       result.set(
         w.job.entryKey,
         stored.version > w.job.version
@@ -276,6 +300,7 @@ async function decideInTransaction(
   );
   const written = await writeKeysAll(
     tx,
+    Boolean(pass),
     deciding.map((w) => ({
       entryKey: w.job.entryKey,
       version: w.job.version,
@@ -320,7 +345,7 @@ async function decideInTransaction(
     result.set(w.job.entryKey, d);
   }
   await openReviews(tx, reviews);
-  await finishAll(tx, finished, revision);
+  await finishAll(tx, finished, revision, pass?.modelId);
   return result;
 }
 
@@ -544,9 +569,12 @@ async function cascadeAll(
       continue;
     }
     let match: Match | null = null;
+    const greys: Grey[] = [];
     if (meaning) {
       for (const g of judged) {
         const verdict = await meaning.compare(w.item, g.candidate, {
+          tx,
+          itemVersion: w.job.version,
           thresholds,
           settingsRevision: revision,
         });
@@ -556,13 +584,17 @@ async function cascadeAll(
             stage: "meaning",
             score: verdict.score,
             threshold: verdict.threshold,
-            evidence: verdict.evidence ?? null,
+            evidence: { ...verdict.evidence, near: g.judgement.score },
           };
           break;
         }
+        // Distinct by meaning: settled, not a question for an operator.
+        if (!verdict?.distinct) greys.push(g);
       }
+    } else {
+      greys.push(...judged);
     }
-    settled.set(w.job.entryKey, { match, greys: match ? [] : judged });
+    settled.set(w.job.entryKey, { match, greys: match ? [] : greys });
   }
   return settled;
 }

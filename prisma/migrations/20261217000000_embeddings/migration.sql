@@ -52,6 +52,8 @@ CREATE TABLE "item_vectors" (
 );
 CREATE INDEX "item_vectors_entry_idx" ON "item_vectors"("entry_key");
 CREATE INDEX "item_vectors_first_seen_idx" ON "item_vectors"("model_id", "first_seen_at" DESC);
+-- Embeddings per minute on the dashboard.
+CREATE INDEX "item_vectors_created_idx" ON "item_vectors"("created_at");
 
 -- The full-text side of search: one row per item that survived dedup stages 1-3 (a duplicate's
 -- text is found through its canonical). `tsv` is built per language: 'english' stems English,
@@ -95,3 +97,5 @@ CREATE INDEX "provider_calls_model_idx" ON "provider_calls"("model", "at");
 -- Stage 4 decided this item at this version with this model (its grey pairs compared by meaning).
 ALTER TABLE "dedup_items" ADD COLUMN "meaning_version" INTEGER;
 ALTER TABLE "dedup_items" ADD COLUMN "meaning_model_id" INTEGER;
+-- Stage 4's sweep: the items left in review.
+CREATE INDEX "dedup_items_review_idx" ON "dedup_items"("decided_at") WHERE "outcome" = 'review';
