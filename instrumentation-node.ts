@@ -1,4 +1,5 @@
 import { ConfigError, config } from "@/lib/config";
+import { trackSearchLatency } from "@/lib/dashboard/searchLatency";
 import { getDb } from "@/lib/db";
 import { logger } from "@/lib/logger";
 import { ingestionRunsInline } from "@/workers/ingestion";
@@ -27,6 +28,8 @@ export async function startServer(): Promise<Supervisor> {
     process.exit(1);
   }
   const log = logger();
+  // The Meaning page's search latency is this process's: heard from its first search on.
+  trackSearchLatency();
   const started = performance.now();
   const supervisor = superviseIngestion({
     open: async () => {

@@ -1,0 +1,352 @@
+import type { Database } from "@/lib/db";
+import type { VectorBackend } from "@/lib/search/types";
+import { type ModelStatus, modelStatuses } from "@/workers/embed/models";
+import { type SearchLatency, searchLatency } from "./searchLatency";
+
+/**
+ * The Meaning page's reads: which embedding models exist and how far each has got through the
+ * canonical items, how fast they embed, what their supplier calls cost and how often they fail,
+ * which model search answers with, where vectors are searched, and how long searches take. The
+ * embed stage (workers/embed) writes embedding_models and item_vectors, the cost ledger
+ * provider_calls; this module only reads them back, every read bounded by an index or a window.
+ */
+
+/** The embeddings-per-minute bars: 12 of 5 minutes, the last hour, the newest ending now. */
+export const RATE_BUCKET_SECONDS = 300;
+export const RATE_BUCKETS = 12;
+/** Supplier calls are added up over the last day, the cost ledger's own window. */
+export const CALLS_WINDOW_HOURS = 24;
+/**
+ * A model's last error is looked for over the last week: older than that it says nothing about
+ * the supplier now, and the look stays a range of provider_calls_at_idx, not the whole ledger.
+ */
+export const LAST_ERROR_WINDOW_HOURS = 7 * 24;
+
+/** How the page and the API name a kind: lexical is never presented as meaning. */
+export const KIND_LABELS = { meaning: "meaning", lexical: "lexical — not meaning" } as const;
+
+export interface RateBucket {
+  /** Epoch ms of the bucket's start. */
+  t: number;
+  /** Vectors stored in the bucket, per minute. */
+  perMinute: number;
+}
+
+export interface ProviderCallStats {
+  calls: number;
+  errors: number;
+  costUsd: number;
+  /** Input and output tokens. */
+  tokens: number;
+  lastError: { message: string | null; status: number | null; at: string } | null;
+}
+
+export interface MeaningModel {
+  id: number;
+  /** "shipped:use-lite@0.2.0": the id stored with every vector. */
+  model: string;
+  provider: string;
+  kind: string;
+  /** KIND_LABELS[kind]; a kind this page does not know is shown as it is, never as meaning. */
+  kindLabel: string;
+  dims: number;
+  languages: string[];
+  crossLingual: boolean;
+  /** What it cannot do, as the page says it: "no Bangla ↔ English", "English only". */
+  limits: string[];
+  meaningThreshold: number | null;
+  distinctThreshold: number | null;
+  state: string;
+  /** Vectors stored by the model, of canonical items or not (an item may have become a duplicate). */
+  embedded: number;
+  /** Canonical items with a vector of their current version by this model. */
+  covered: number;
+  /** covered / canonical (null: no canonical items yet). */
+  coverage: number | null;
+  backfill: { startedAt: string | null; completedAt: string | null; progress: number | null };
+  rate: { buckets: RateBucket[]; lastHour: number };
+  calls: ProviderCallStats;
+  /** Search answers with this model now. */
+  inSearch: boolean;
+}
+
+/** Supplier calls for embeddings under a model with no row (it never stored a vector). */
+export interface UnregisteredCalls extends ProviderCallStats {
+  model: string;
+  provider: string;
+}
+
+export interface MeaningOverview {
+  now: string;
+  backend: { kind: VectorBackend; description: string };
+  /** Live items that survived dedup (unique, or waiting for review): what every model must cover. */
+  canonical: number;
+  models: MeaningModel[];
+  /** The model search ranks by meaning with; null: keyword search only. */
+  searchModel: { id: number; model: string; kind: string; kindLabel: string } | null;
+  unregistered: UnregisteredCalls[];
+  /** This process's last searches (lib/dashboard/searchLatency.ts). */
+  latency: SearchLatency;
+}
+
+export const BACKEND_DESCRIPTIONS: Record<VectorBackend, string> = {
+  pgvector: "pgvector (HNSW, an index per model)",
+  portable: "portable: exact scan of sign codes, then cosine",
+};
+
+/**
+ * Where vectors are searched. Until lib/search/vectors.ts exports its detectVectorBackend, the
+ * same test it makes: pgvector is in use where the extension is installed in the database.
+ */
+async function vectorBackend(db: Database): Promise<VectorBackend> {
+  const [row] = await db.prisma.$queryRaw<{ installed: boolean }[]>`
+    SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector') AS installed`;
+  return row?.installed ? "pgvector" : "portable";
+}
+
+/**
+ * The model search answers with: the newest complete model, a meaning model before a lexical
+ * one (the lexical fallback only when no meaning model has finished its backfill).
+ */
+function chooseSearchModel(models: readonly ModelStatus[]): ModelStatus | null {
+  const complete = models.filter((m) => m.state === "complete");
+  const newest = (list: ModelStatus[]) =>
+    list.sort(
+      (a, b) =>
+        (b.backfillCompletedAt?.getTime() ?? 0) - (a.backfillCompletedAt?.getTime() ?? 0) ||
+        b.id - a.id,
+    )[0] ?? null;
+  return newest(complete.filter((m) => m.kind === "meaning")) ?? newest(complete);
+}
+
+export function kindLabel(kind: string): string {
+  return kind in KIND_LABELS ? KIND_LABELS[kind as keyof typeof KIND_LABELS] : kind;
+}
+
+/** What a model cannot do, said on the page rather than left out. */
+export function modelLimits(m: { languages: string[]; crossLingual: boolean }): string[] {
+  const limits: string[] = [];
+  if (!m.crossLingual) limits.push("no Bangla ↔ English");
+  if (m.languages.length === 1 && m.languages[0] === "en") limits.push("English only");
+  return limits;
+}
+
+const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
+
+/** The heavy part: every model's counts over the canonical items (see COVERAGE_TTL_MS). */
+interface Coverage {
+  canonical: number;
+  models: ModelStatus[];
+  covered: Map<number, number>;
+}
+
+async function readCoverage(db: Database): Promise<Coverage> {
+  const { canonical, models } = await modelStatuses(db);
+  // A canonical item counts as covered when its current version has a vector, as the backfill
+  // decides what is missing: a vector of an older version is being replaced, one of an item
+  // that became a duplicate (or was removed) covers nothing.
+  const rows = await db.prisma.$queryRaw<{ model_id: number; covered: bigint }[]>`
+    SELECT v.model_id, count(*) AS covered
+    FROM item_vectors v JOIN dedup_items d ON d.entry_key = v.entry_key
+    WHERE d.live AND d.outcome IN ('unique', 'review') AND v.item_version >= d.version
+    GROUP BY v.model_id`;
+  return { canonical, models, covered: new Map(rows.map((r) => [r.model_id, Number(r.covered)])) };
+}
+
+/**
+ * How long one process may reuse the coverage counts: 20 times what reading them took, at most
+ * this. They count every vector and every canonical item, a pass over both tables whose cost
+ * grows with them (measured in docs/decisions or the report of the change that set it); the page
+ * polls every 10 s, and a backfill moves coverage by a few percent a minute at most, so a
+ * minute-old count says the same. A small deployment reads them in milliseconds, fresh.
+ */
+export const COVERAGE_TTL_MS = 60_000;
+
+const coverageCache = globalThis as unknown as {
+  wirewatchMeaningCoverage?: WeakMap<Database, { until: number; coverage: Promise<Coverage> }>;
+};
+
+function cachedCoverage(db: Database, now: Date): Promise<Coverage> {
+  coverageCache.wirewatchMeaningCoverage ??= new WeakMap();
+  const cache = coverageCache.wirewatchMeaningCoverage;
+  const hit = cache.get(db);
+  if (hit && hit.until > now.getTime()) return hit.coverage;
+  const started = performance.now();
+  const coverage = readCoverage(db);
+  // Until the read ends, concurrent requests share it; then it is reused for 20× its cost.
+  const entry = { until: Number.POSITIVE_INFINITY, coverage };
+  cache.set(db, entry);
+  coverage.then(
+    () => {
+      entry.until = now.getTime() + Math.min(COVERAGE_TTL_MS, 20 * (performance.now() - started));
+    },
+    // A failed read is not kept: the next request tries again.
+    () => {
+      if (cache.get(db) === entry) cache.delete(db);
+    },
+  );
+  return coverage;
+}
+
+/** Vectors stored per model in each 5-minute bucket of the last hour (item_vectors_created_idx). */
+async function readRates(db: Database, now: Date): Promise<Map<number, RateBucket[]>> {
+  const span = RATE_BUCKET_SECONDS * RATE_BUCKETS;
+  const since = new Date(now.getTime() - span * 1000);
+  // Bucket 0 is the oldest; buckets end at `now`, so every bar is five whole minutes.
+  const rows = await db.prisma.$queryRaw<{ model_id: number; bucket: number; n: bigint }[]>`
+    SELECT model_id,
+           least(${RATE_BUCKETS - 1}::int,
+                 floor(extract(epoch FROM (created_at - ${since}::timestamptz))
+                       / ${RATE_BUCKET_SECONDS}::int)::int) AS bucket,
+           count(*) AS n
+    FROM item_vectors
+    WHERE created_at > ${since}::timestamptz AND created_at <= ${now}::timestamptz
+    GROUP BY 1, 2`;
+  const byModel = new Map<number, RateBucket[]>();
+  for (const r of rows) {
+    let buckets = byModel.get(r.model_id);
+    if (!buckets) {
+      buckets = emptyRates(since);
+      byModel.set(r.model_id, buckets);
+    }
+    const b = buckets[r.bucket];
+    if (b) b.perMinute = Number(r.n) / (RATE_BUCKET_SECONDS / 60);
+  }
+  return byModel;
+}
+
+const emptyRates = (since: Date): RateBucket[] =>
+  Array.from({ length: RATE_BUCKETS }, (_, i) => ({
+    t: since.getTime() + i * RATE_BUCKET_SECONDS * 1000,
+    perMinute: 0,
+  }));
+
+/** Embedding calls per model over the last day, and each model's last error in the last week. */
+async function readCalls(
+  db: Database,
+  now: Date,
+): Promise<Map<string, ProviderCallStats & { provider: string }>> {
+  const daySince = new Date(now.getTime() - CALLS_WINDOW_HOURS * 3_600_000);
+  const errorSince = new Date(now.getTime() - LAST_ERROR_WINDOW_HOURS * 3_600_000);
+  const [totals, errors] = await Promise.all([
+    db.prisma.$queryRaw<
+      {
+        model: string;
+        provider: string;
+        calls: bigint;
+        errors: bigint;
+        cost_usd: number;
+        tokens: bigint;
+      }[]
+    >`
+      SELECT model, min(provider) AS provider, count(*) AS calls,
+             count(*) FILTER (WHERE NOT ok) AS errors,
+             coalesce(sum(cost_usd), 0)::float8 AS cost_usd,
+             coalesce(sum(input_tokens::int8 + output_tokens::int8), 0)::int8 AS tokens
+      FROM provider_calls
+      WHERE purpose = 'embed' AND at > ${daySince}::timestamptz AND at <= ${now}::timestamptz
+      GROUP BY model`,
+    db.prisma.$queryRaw<
+      { model: string; provider: string; error: string | null; status: number | null; at: Date }[]
+    >`
+      SELECT DISTINCT ON (model) model, provider, error, status, at
+      FROM provider_calls
+      WHERE purpose = 'embed' AND NOT ok
+        AND at > ${errorSince}::timestamptz AND at <= ${now}::timestamptz
+      ORDER BY model, at DESC, id DESC`,
+  ]);
+  const byModel = new Map<string, ProviderCallStats & { provider: string }>();
+  for (const r of totals) {
+    byModel.set(r.model, {
+      provider: r.provider,
+      calls: Number(r.calls),
+      errors: Number(r.errors),
+      costUsd: r.cost_usd,
+      tokens: Number(r.tokens),
+      lastError: null,
+    });
+  }
+  for (const r of errors) {
+    const stats = byModel.get(r.model) ?? { ...noCalls(), provider: r.provider };
+    stats.lastError = { message: r.error, status: r.status, at: r.at.toISOString() };
+    byModel.set(r.model, stats);
+  }
+  return byModel;
+}
+
+const noCalls = (): ProviderCallStats => ({
+  calls: 0,
+  errors: 0,
+  costUsd: 0,
+  tokens: 0,
+  lastError: null,
+});
+
+/**
+ * The page's answer. `now` given (tests): read at that instant, no cache; otherwise the coverage
+ * counts come from the process's cache (COVERAGE_TTL_MS) and the rest is read fresh.
+ */
+export async function meaningOverview(
+  db: Database,
+  { now }: { now?: Date } = {},
+): Promise<MeaningOverview> {
+  const at = now ?? new Date();
+  const [backend, coverage, rates, calls] = await Promise.all([
+    vectorBackend(db),
+    now ? readCoverage(db) : cachedCoverage(db, at),
+    readRates(db, at),
+    readCalls(db, at),
+  ]);
+  const search = chooseSearchModel(coverage.models);
+  const since = new Date(at.getTime() - RATE_BUCKET_SECONDS * RATE_BUCKETS * 1000);
+  const models = coverage.models.map((m): MeaningModel => {
+    const covered = Math.min(coverage.covered.get(m.id) ?? 0, coverage.canonical);
+    const share = coverage.canonical > 0 ? covered / coverage.canonical : null;
+    const buckets = rates.get(m.id) ?? emptyRates(since);
+    const { provider: _, ...stats } = calls.get(m.model) ?? { ...noCalls(), provider: "" };
+    return {
+      id: m.id,
+      model: m.model,
+      provider: m.provider,
+      kind: m.kind,
+      kindLabel: kindLabel(m.kind),
+      dims: m.dims,
+      languages: m.languages,
+      crossLingual: m.crossLingual,
+      limits: modelLimits(m),
+      meaningThreshold: m.meaningThreshold,
+      distinctThreshold: m.distinctThreshold,
+      state: m.state,
+      embedded: m.embedded,
+      covered,
+      coverage: share,
+      backfill: {
+        startedAt: iso(m.backfillStartedAt),
+        completedAt: iso(m.backfillCompletedAt),
+        progress: share,
+      },
+      rate: {
+        buckets,
+        lastHour: buckets.reduce((a, b) => a + b.perMinute * (RATE_BUCKET_SECONDS / 60), 0),
+      },
+      calls: stats,
+      inSearch: search?.id === m.id,
+    };
+  });
+  const known = new Set(coverage.models.map((m) => m.model));
+  const unregistered = [...calls.entries()]
+    .filter(([model]) => !known.has(model))
+    .map(([model, stats]) => ({ model, ...stats }))
+    .sort((a, b) => a.model.localeCompare(b.model));
+  return {
+    now: at.toISOString(),
+    backend: { kind: backend, description: BACKEND_DESCRIPTIONS[backend] },
+    canonical: coverage.canonical,
+    models,
+    searchModel: search
+      ? { id: search.id, model: search.model, kind: search.kind, kindLabel: kindLabel(search.kind) }
+      : null,
+    unregistered,
+    latency: searchLatency(),
+  };
+}
