@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
+import { EMBEDDINGS_SOURCE_ID } from "./embeddings";
 import {
   FAULT_KINDS,
   type Fault,
@@ -70,6 +71,8 @@ export function createControl(deps: {
   const { newsroom, faults, routes } = deps;
   const route = (sourceId: string) => {
     if (sourceId === deps.storySource.id) return { source: deps.storySource };
+    // The embeddings endpoint is no news source, but takes faults as one (simulator/embeddings.ts).
+    if (sourceId === EMBEDDINGS_SOURCE_ID) return { source: { kind: "embeddings" } };
     const r = routes.get(sourceId);
     if (!r) throw new SimError(`unknown source "${sourceId}"`, 404);
     return r;

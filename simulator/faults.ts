@@ -6,6 +6,9 @@ import { SimError } from "./newsroom";
  * Network faults apply to every request of the source; validator faults only to feeds; `stall`
  * and `quiet` only to streams, because that is where the difference between them matters;
  * `stale-reads` only to the story API, whose consumers must survive a read that raced a change.
+ * The embeddings endpoint (source id `embeddings`, simulator/embeddings.ts) takes the network
+ * faults, `malformed`, and two of its own, `500` and `wrong-dims`; there a fault may also be
+ * given for the next `calls` requests only, after which it clears itself.
  */
 export const faultSchema = z.discriminatedUnion("kind", [
   /** Answer after this many (real) milliseconds. */
@@ -17,7 +20,7 @@ export const faultSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("blackhole") }),
   /** Reset the connection (TCP RST), open streams included. */
   z.object({ kind: z.literal("reset") }),
-  /** A feed body that is not well-formed XML. */
+  /** A feed body that is not well-formed XML; an embeddings answer that is not JSON or not the shape. */
   z.object({ kind: z.literal("malformed") }),
   /** Feeds without ETag and Last-Modified, so every poll is a full 200. */
   z.object({ kind: z.literal("no-validators") }),
@@ -29,14 +32,22 @@ export const faultSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("quiet") }),
   /** Story API: answer from the state at request start, `ms` later (a read racing a change). */
   z.object({ kind: z.literal("stale-reads"), ms: z.number().int().min(0).max(600_000) }),
+  /** Embeddings: 500 Internal Server Error. */
+  z.object({ kind: z.literal("500") }),
+  /** Embeddings: vectors one dimension longer than the model's. */
+  z.object({ kind: z.literal("wrong-dims") }),
 ]);
 
-export type Fault = z.output<typeof faultSchema>;
-export type FaultInput = z.input<typeof faultSchema>;
+/** Embeddings only: how many more requests the fault applies to (absent: until cleared). */
+const callsSchema = z.object({ calls: z.number().int().min(1).max(1_000_000).optional() });
+
+export type Fault = z.output<typeof faultSchema> & { calls?: number };
+export type FaultInput = z.input<typeof faultSchema> & { calls?: number };
 export type FaultKind = Fault["kind"];
 export const FAULT_KINDS = faultSchema.options.map((o) => o.shape.kind.value);
 
-const FEED_ONLY: FaultKind[] = ["malformed", "no-validators", "lying-etag"];
+const FEED_ONLY: FaultKind[] = ["no-validators", "lying-etag"];
+const EMBEDDINGS_ONLY: FaultKind[] = ["500", "wrong-dims"];
 const STREAM_ONLY: FaultKind[] = ["stall", "quiet"];
 const STORY_API_ONLY: FaultKind[] = ["stale-reads"];
 
@@ -60,7 +71,24 @@ export class FaultTable {
         `bad fault: ${parsed.error.issues.map((i) => `${i.path.join(".") || "fault"} ${i.message}`).join("; ")} (kinds: ${FAULT_KINDS.join(", ")})`,
       );
     }
-    const fault = parsed.data;
+    const calls = callsSchema.safeParse(input);
+    if (!calls.success) throw new SimError(`bad fault: calls ${calls.error.issues[0]?.message}`);
+    const fault: Fault = { ...parsed.data, ...calls.data };
+    if (fault.calls !== undefined && sourceKind !== "embeddings") {
+      throw new SimError(
+        `"calls" applies to the embeddings endpoint; ${sourceId} is a ${sourceKind}`,
+      );
+    }
+    if (EMBEDDINGS_ONLY.includes(fault.kind) && sourceKind !== "embeddings") {
+      throw new SimError(
+        `"${fault.kind}" applies to the embeddings endpoint; ${sourceId} is a ${sourceKind}`,
+      );
+    }
+    if (fault.kind === "malformed" && sourceKind !== "feed" && sourceKind !== "embeddings") {
+      throw new SimError(
+        `"malformed" applies to feeds and embeddings; ${sourceId} is a ${sourceKind}`,
+      );
+    }
     if (FEED_ONLY.includes(fault.kind) && sourceKind !== "feed") {
       throw new SimError(`"${fault.kind}" applies to feeds; ${sourceId} is a ${sourceKind}`);
     }
@@ -96,6 +124,18 @@ export class FaultTable {
 
   get<K extends FaultKind>(sourceId: string, kind: K): Extract<Fault, { kind: K }> | undefined {
     return this.#bySource.get(sourceId)?.get(kind) as Extract<Fault, { kind: K }> | undefined;
+  }
+
+  /**
+   * The fault of that kind, counting one request against it: a fault given for `calls` requests
+   * clears itself after the last (the embeddings endpoint's faults).
+   */
+  take<K extends FaultKind>(sourceId: string, kind: K): Extract<Fault, { kind: K }> | undefined {
+    const fault = this.get(sourceId, kind);
+    if (fault?.calls === undefined) return fault;
+    if (fault.calls <= 1) this.clear(sourceId, kind);
+    else this.#bySource.get(sourceId)?.set(kind, { ...fault, calls: fault.calls - 1 });
+    return fault;
   }
 
   has(sourceId: string, kind: FaultKind): boolean {

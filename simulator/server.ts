@@ -3,6 +3,12 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createControl, handleControl, type SimControl, sendJson } from "./control";
+import {
+  createEmbeddingsEndpoint,
+  EMBEDDINGS_PATH,
+  type EmbeddingsEndpoint,
+  type EmbeddingsOptions,
+} from "./embeddings";
 import { FaultTable } from "./faults";
 import { Newsroom, SimError } from "./newsroom";
 import { DEFAULT_OUTLETS, type Outlet } from "./outlets";
@@ -61,6 +67,8 @@ export interface SimulatorOptions {
   outletHosts?: boolean;
   /** The story API (source `story-desk`): organic rate, tickers, retention, webhook retries. */
   stories?: StoryOptions;
+  /** The OpenAI-compatible embeddings endpoint (/v1/embeddings): dimensions, seed, API key. */
+  embeddings?: EmbeddingsOptions;
 }
 
 export interface Simulator {
@@ -69,6 +77,8 @@ export interface Simulator {
   /** The sources to configure in wirewatch, listed in a stable order. */
   sources(): SimSource[];
   control: SimControl;
+  /** POST <url>/v1/embeddings: its dimensions and request counts (faults: source `embeddings`). */
+  embeddings: Pick<EmbeddingsEndpoint, "dims" | "stats">;
   stop(): Promise<void>;
 }
 
@@ -174,6 +184,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     stopping: stopping.signal,
     desk: stories.desk,
     storySource: stories.source,
+    embeddings: createEmbeddingsEndpoint(options.embeddings),
   };
   server.on("request", (req, res) => {
     handle(app, req, res).catch((err: unknown) => {
@@ -189,6 +200,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     port,
     sources: () => listedSources(app).map((s) => structuredClone(s)),
     control,
+    embeddings: app.embeddings,
     stop: async () => {
       stopped = true;
       stopping.abort();
@@ -214,6 +226,7 @@ interface App {
   stopping: AbortSignal;
   desk: StoryDesk;
   storySource: SimSource;
+  embeddings: EmbeddingsEndpoint;
 }
 
 /** The outlets' listed sources in a stable order, then the story API. */
@@ -226,6 +239,9 @@ async function handle(app: App, req: IncomingMessage, res: ServerResponse): Prom
   const url = new URL(req.url ?? "/", app.url);
   const parts = url.pathname.split("/").filter(Boolean);
   if (parts[0] === "_control") return handleControl(app.control, req, res, url);
+  if (url.pathname === EMBEDDINGS_PATH) {
+    return app.embeddings.handle(req, res, app.faults, app.stopping);
+  }
   if (req.method !== "GET" && req.method !== "HEAD") {
     throw new SimError(`${req.method} is not served here`, 405);
   }

@@ -7,6 +7,10 @@ export const usage = `sim <fault|clear|faults|publish|rate|sources|stories|truth
                                     sim fault SOURCE_ID 503 | 429 [RETRY_AFTER_S] | latency MS |
                                       blackhole | reset | malformed | no-validators | lying-etag |
                                       stall | quiet | stale-reads MS
+                                    sim fault embeddings 429 [S] | 500 | 503 | latency MS |
+                                      wrong-dims | malformed | blackhole | reset [--calls N]
+                                      (the /v1/embeddings endpoint; --calls: the next N
+                                      requests only)
                                     sim clear SOURCE_ID [KIND] | sim clear --all
                                     sim faults
                                     sim publish [--outlet ID] [--title T] [--category C]
@@ -31,6 +35,7 @@ interface Fault {
   kind: string;
   ms?: number;
   retryAfter?: number;
+  calls?: number;
 }
 
 export async function run(args: string[]): Promise<number> {
@@ -49,6 +54,7 @@ export async function run(args: string[]): Promise<number> {
       breaking: { type: "boolean" },
       instrument: { type: "string", multiple: true },
       "page-lead": { type: "string" },
+      calls: { type: "string" },
     },
   });
   const [action, ...rest] = positionals;
@@ -62,7 +68,9 @@ export async function run(args: string[]): Promise<number> {
       if (!sourceId || !kind || extra.length) {
         throw new UsageError("sim fault takes SOURCE_ID KIND [VALUE]");
       }
-      const body = await call(base, "POST", `faults/${enc(sourceId)}`, faultBody(kind, arg));
+      const fault = faultBody(kind, arg);
+      if (values.calls !== undefined) fault.calls = number("--calls", values.calls);
+      const body = await call(base, "POST", `faults/${enc(sourceId)}`, fault);
       print(`${sourceId}: ${describeFault(body.fault as Fault)}`, body);
       return 0;
     }
@@ -238,9 +246,10 @@ function publishBody(values: Record<string, string | string[] | boolean | undefi
 }
 
 function describeFault(f: Fault): string {
-  if (f.kind === "latency" || f.kind === "stale-reads") return `${f.kind} ${f.ms} ms`;
-  if (f.kind === "429") return `429 (Retry-After ${f.retryAfter} s)`;
-  return f.kind;
+  const calls = f.calls === undefined ? "" : ` for the next ${f.calls} request(s)`;
+  if (f.kind === "latency" || f.kind === "stale-reads") return `${f.kind} ${f.ms} ms${calls}`;
+  if (f.kind === "429") return `429 (Retry-After ${f.retryAfter} s)${calls}`;
+  return `${f.kind}${calls}`;
 }
 
 function number(name: string, raw: string): number {
