@@ -1,6 +1,5 @@
 import type { Database } from "@/lib/db";
 import type { VectorBackend } from "@/lib/search/types";
-import { type ModelStatus, modelStatuses } from "@/workers/embed/models";
 import { type SearchLatency, searchLatency } from "./searchLatency";
 
 /**
@@ -108,9 +107,9 @@ async function vectorBackend(db: Database): Promise<VectorBackend> {
  * The model search answers with: the newest complete model, a meaning model before a lexical
  * one (the lexical fallback only when no meaning model has finished its backfill).
  */
-function chooseSearchModel(models: readonly ModelStatus[]): ModelStatus | null {
+function chooseSearchModel(models: readonly ModelRow[]): ModelRow | null {
   const complete = models.filter((m) => m.state === "complete");
-  const newest = (list: ModelStatus[]) =>
+  const newest = (list: ModelRow[]) =>
     list.sort(
       (a, b) =>
         (b.backfillCompletedAt?.getTime() ?? 0) - (a.backfillCompletedAt?.getTime() ?? 0) ||
@@ -133,24 +132,84 @@ export function modelLimits(m: { languages: string[]; crossLingual: boolean }): 
 
 const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
 
+/** A row of embedding_models with its counts. */
+interface ModelRow {
+  id: number;
+  model: string;
+  provider: string;
+  kind: string;
+  dims: number;
+  languages: string[];
+  crossLingual: boolean;
+  meaningThreshold: number | null;
+  distinctThreshold: number | null;
+  state: string;
+  backfillStartedAt: Date | null;
+  backfillCompletedAt: Date | null;
+  embedded: number;
+  covered: number;
+}
+
 /** The heavy part: every model's counts over the canonical items (see COVERAGE_TTL_MS). */
 interface Coverage {
   canonical: number;
-  models: ModelStatus[];
-  covered: Map<number, number>;
+  models: ModelRow[];
 }
 
 async function readCoverage(db: Database): Promise<Coverage> {
-  const { canonical, models } = await modelStatuses(db);
-  // A canonical item counts as covered when its current version has a vector, as the backfill
-  // decides what is missing: a vector of an older version is being replaced, one of an item
-  // that became a duplicate (or was removed) covers nothing.
-  const rows = await db.prisma.$queryRaw<{ model_id: number; covered: bigint }[]>`
-    SELECT v.model_id, count(*) AS covered
-    FROM item_vectors v JOIN dedup_items d ON d.entry_key = v.entry_key
-    WHERE d.live AND d.outcome IN ('unique', 'review') AND v.item_version >= d.version
+  const p = db.prisma;
+  // The canonical items, as the embed stage and its backfill count them (workers/embed).
+  const [canonical] = await p.$queryRaw<{ n: bigint }[]>`
+    SELECT count(*) AS n FROM dedup_items WHERE live AND outcome IN ('unique', 'review')`;
+  const models = await p.$queryRaw<
+    {
+      id: number;
+      model: string;
+      provider: string;
+      kind: string;
+      dims: number;
+      languages: string[];
+      cross_lingual: boolean;
+      meaning_threshold: number | null;
+      distinct_threshold: number | null;
+      state: string;
+      backfill_started_at: Date | null;
+      backfill_completed_at: Date | null;
+    }[]
+  >`
+    SELECT id, model, provider, kind, dims, languages, cross_lingual, meaning_threshold,
+           distinct_threshold, state, backfill_started_at, backfill_completed_at
+    FROM embedding_models ORDER BY id`;
+  // One pass over the vectors for both counts. A canonical item counts as covered when its
+  // current version has a vector, as the backfill decides what is missing: a vector of an older
+  // version is being replaced, one of an item that became a duplicate (or was removed) is
+  // stored but covers nothing.
+  const counts = await p.$queryRaw<{ model_id: number; embedded: bigint; covered: bigint }[]>`
+    SELECT v.model_id, count(*) AS embedded,
+           count(*) FILTER (WHERE d.live AND d.outcome IN ('unique', 'review')
+                              AND v.item_version >= d.version) AS covered
+    FROM item_vectors v LEFT JOIN dedup_items d ON d.entry_key = v.entry_key
     GROUP BY v.model_id`;
-  return { canonical, models, covered: new Map(rows.map((r) => [r.model_id, Number(r.covered)])) };
+  const byModel = new Map(counts.map((c) => [c.model_id, c]));
+  return {
+    canonical: Number(canonical?.n ?? 0),
+    models: models.map((m) => ({
+      id: m.id,
+      model: m.model,
+      provider: m.provider,
+      kind: m.kind,
+      dims: m.dims,
+      languages: m.languages,
+      crossLingual: m.cross_lingual,
+      meaningThreshold: m.meaning_threshold,
+      distinctThreshold: m.distinct_threshold,
+      state: m.state,
+      backfillStartedAt: m.backfill_started_at,
+      backfillCompletedAt: m.backfill_completed_at,
+      embedded: Number(byModel.get(m.id)?.embedded ?? 0),
+      covered: Number(byModel.get(m.id)?.covered ?? 0),
+    })),
+  };
 }
 
 /**
@@ -300,7 +359,8 @@ export async function meaningOverview(
   const search = chooseSearchModel(coverage.models);
   const since = new Date(at.getTime() - RATE_BUCKET_SECONDS * RATE_BUCKETS * 1000);
   const models = coverage.models.map((m): MeaningModel => {
-    const covered = Math.min(coverage.covered.get(m.id) ?? 0, coverage.canonical);
+    // Two statements, not one snapshot: an item made canonical between them is not over 100%.
+    const covered = Math.min(m.covered, coverage.canonical);
     const share = coverage.canonical > 0 ? covered / coverage.canonical : null;
     const buckets = rates.get(m.id) ?? emptyRates(since);
     const { provider: _, ...stats } = calls.get(m.model) ?? { ...noCalls(), provider: "" };
