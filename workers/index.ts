@@ -8,6 +8,7 @@ import {
   startQueueWorker,
 } from "@/workers/queue/queueWorker";
 import { type DedupStageOptions, dedupStage } from "./dedup/stage";
+import { type MeaningLine, type MeaningLineOptions, meaningLine } from "./embed/line";
 import { createLine, type LineOptions } from "./line/line";
 import { fetchStage } from "./stages/fetchStage";
 import { FETCH_QUEUE, STREAM_QUEUE, syncFrontier } from "./stages/frontier";
@@ -41,6 +42,11 @@ export interface WorkerOptions {
   stories?: StoryStageOptions;
   /** The processing line past the store (workers/line): its sweep, and the dedup stage. */
   line?: LineOptions & { dedup?: DedupStageOptions };
+  /**
+   * Embed and stage 4 after dedup (workers/embed/line.ts), with the configured embedder
+   * (startIngestion gives it from the settings). Absent: the line ends at dedup.
+   */
+  meaning?: MeaningLineOptions;
 }
 
 export interface Workers {
@@ -75,7 +81,20 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
     stream: options.stream,
     recheckMs: options.streamRecheckMs,
   });
-  const line = createLine(db, [dedupStage(db, options.line?.dedup)], options.line);
+  const meaning: MeaningLine | null = options.meaning
+    ? await meaningLine(db, options.meaning)
+    : null;
+  const line = createLine(
+    db,
+    [
+      dedupStage(db, {
+        ...options.line?.dedup,
+        handsOn: options.line?.dedup?.handsOn ?? (meaning ? [meaning.entry] : []),
+      }),
+      ...(meaning?.stages ?? []),
+    ],
+    options.line,
+  );
   const queue = await startQueueWorker(db, {
     ...options.queue,
     queues: {
@@ -90,6 +109,7 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
     },
   });
   await line.start();
+  meaning?.start();
   const refresh = setInterval(() => {
     sync().catch((err) => log.error({ err }, "could not sync the frontier with the sources"));
   }, options.sourcesRefreshMs ?? 30_000);
@@ -103,6 +123,7 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
     stop: async () => {
       clearInterval(refresh);
       await line.stop();
+      await meaning?.stop();
       await queue.stop(options.stopDeadlineMs ?? 10_000);
       // The aborted stream watchers finish unwinding (their disconnect is written last), so what
       // stop() leaves in collector_status is final. They end within a database round trip or two
