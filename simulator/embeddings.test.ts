@@ -75,6 +75,18 @@ describe("simulator embeddings endpoint (POST /v1/embeddings)", () => {
     expect((await fetch(`${sim.url}/v1/embeddings`)).status).toBe(405);
   });
 
+  it("lists data last input first when asked to, each vector with its index", async () => {
+    const reversed = await startSimulator({ manual: true, embeddings: { reverseOrder: true } });
+    try {
+      const r = await embed({ model: "m", input: ["a", "b", "c"] }, reversed);
+      expect(r.json.data.map((d: { index: number }) => d.index)).toEqual([2, 1, 0]);
+      const inOrder = await embed({ model: "m", input: ["a", "b", "c"] });
+      expect(r.json.data[2].embedding).toEqual(inOrder.json.data[0].embedding);
+    } finally {
+      await reversed.stop();
+    }
+  });
+
   it("asks for the API key when it has one", async () => {
     expect((await embed({ model: "m", input: "x" }, keyed)).status).toBe(401);
     const ok = await embed({ model: "m", input: "x" }, keyed, { authorization: "Bearer sk-test" });

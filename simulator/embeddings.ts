@@ -35,6 +35,11 @@ export interface EmbeddingsOptions {
   seed?: number;
   /** When set, requests must carry `Authorization: Bearer <apiKey>` (else 401). */
   apiKey?: string;
+  /**
+   * Lists `data` last input first, as a server may: a vector's `index`, not its position, says
+   * which input it is for (default false: in input order, as OpenAI answers).
+   */
+  reverseOrder?: boolean;
 }
 
 export interface EmbeddingsStats {
@@ -124,6 +129,7 @@ export function createEmbeddingsEndpoint(options: EmbeddingsOptions = {}): Embed
       embedding: Array.from(simulatedVector(text, wrongDims ? size + 1 : size, seed)),
     }));
     const tokens = inputs.reduce((n, t) => n + countTokens(t), 0);
+    if (options.reverseOrder) data.reverse();
     const answer = {
       object: "list",
       data,

@@ -1,4 +1,14 @@
+export { CallBreaker } from "./breaker";
 export { checkTexts, MAX_TEXT_CHARS, MAX_TEXTS_PER_CALL } from "./checks";
+export { FailoverEmbedder, type FailoverOptions } from "./failover";
+export {
+  estimateTokens,
+  HttpEmbedder,
+  type HttpEmbedderOptions,
+  httpModelInfo,
+  parseRetryAfter,
+} from "./http";
+export { DatabaseCallLedger, type DatabaseLedgerOptions, MemoryCallLedger } from "./ledger";
 export {
   LEXICAL_DIMS,
   LEXICAL_MODEL,
