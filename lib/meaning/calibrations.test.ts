@@ -49,6 +49,12 @@ describe("calibrations", () => {
       expect(meaningCalibrationSchema.parse(c)).toEqual(c);
       expect(c.model).toBe(id);
     }
+    // USE-lite was measured on MSRP and gives no verdict; the record says why.
+    const shipped = calibrationFor(SHIPPED_MODEL.model);
+    expect(shipped?.rule).toBeNull();
+    expect(shipped?.record.reason).toMatch(/does not separate/);
+    expect(ruleOf(shipped)).toBeNull();
+    expect(withCalibration(SHIPPED_MODEL).meaningThreshold).toBeUndefined();
     // The lexical fallback has none: it never gives a stage-4 verdict.
     expect(calibrationFor(LEXICAL_MODEL.model)).toBeUndefined();
     expect(calibrationFor("onnx:never-measured@1")).toBeUndefined();

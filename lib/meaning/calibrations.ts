@@ -107,8 +107,53 @@ export function parseCalibration(json: string, file = "calibration"): MeaningCal
   return parsed.data;
 }
 
+/**
+ * USE-lite (shipped:use-lite@0.2.0, lib/embed/shipped.ts): measured, no verdict. In the grey
+ * band the shipped stages 1–3 leave on MSRP (417 pairs, 239 unguarded, 95 of those labelled 1),
+ * its cosine tells the labels apart no better than chance (AUC 0.549; the logistic slope's z is
+ * 0.6–1.7 in every fold, 0.9 on all of them), alone or blended with stage 3's score: any
+ * threshold fitted there would sit wherever the noise put it. Its grey pairs stay in review.
+ */
+const SHIPPED_USE_LITE: MeaningCalibration = {
+  model: "shipped:use-lite@0.2.0",
+  languages: ["en"],
+  rule: null,
+  record: {
+    corpus: "MSRP msr_paraphrase_train.txt",
+    pairs: 4076,
+    stages: "shipped stages 1-3 (DEFAULT_THRESHOLDS, SCORE_WEIGHTS fitted on all of MSRP train)",
+    greyPairs: 417,
+    unguardedGreyPairs: 239,
+    unguardedPositives: 95,
+    method:
+      "logistic regression of the label on w·cosine + (1-w)·stage-3 score over the unguarded " +
+      "grey pairs, w in {1, 0.75, 0.5, 0.25} by likelihood; thresholds where P reaches 0.5 " +
+      "(meaning) and 0.4 (distinct); none unless the slope's z >= 2",
+    reason:
+      "the score does not separate the grey band's labels: slope 4.27, z 1.20 < 2 (cosine " +
+      "weight 0.25; the cosine alone: slope 1.02, z 0.91)",
+    fit: { cosineWeight: 0.25, intercept: -2.6546, slope: 4.2687, z: 1.2016 },
+    crossValidation: {
+      folds: 10,
+      seed: 13,
+      foldsWithThresholds: 0,
+      off: { accuracy: "0.746 ± 0.020", f1: "0.818 ± 0.018" },
+      on: { accuracy: "0.746 ± 0.020", f1: "0.818 ± 0.018" },
+      linked: 0,
+      dismissed: 0,
+      dismissedPositives: 0,
+      leftInReview: 417,
+    },
+    crossLingualRecallAt1: 0.025,
+    measuredAt: "2026-12-01",
+    command: "npm run -s bench -- meaning",
+  },
+};
+
 /** The calibrations shipped with the code, by model id. */
-export const CALIBRATIONS: Readonly<Record<string, MeaningCalibration>> = Object.freeze({});
+export const CALIBRATIONS: Readonly<Record<string, MeaningCalibration>> = Object.freeze({
+  [SHIPPED_USE_LITE.model]: SHIPPED_USE_LITE,
+});
 
 /** The lexical fallback never gives a stage-4 verdict: it compares spelling, not meaning. */
 export const LEXICAL_NEVER =
