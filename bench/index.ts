@@ -44,6 +44,12 @@ const BENCHMARKS: Record<string, Benchmark> = {
       "dedup-pairs on MSRP: k-fold cross-validated accuracy / P / R / F1 per retrieval radius",
     load: () => import("./msrp"),
   },
+  meaning: {
+    describe:
+      "stage 4 per model: retrieval recall@1/@10 (MSRP, Bangla, Bangla-English), MSRP pair AUC, " +
+      "the grey band's calibration cross-validated",
+    load: () => import("./meaning"),
+  },
 };
 
 function usage(): string {

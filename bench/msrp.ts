@@ -2,6 +2,7 @@
  * MSRP cross-validation of the cascade's text stages (exact + near):
  *
  *   npm run -s bench -- msrp [--folds 10] [--seed 13] [--file PATH] [--json] [--fit]
+ *     [--no-meaning] [--meaning-model shipped]
  *
  * Reads the Microsoft Research Paraphrase Corpus training pairs (header skipped, BOM handled),
  * shuffles them with the seed and splits them into k folds. On each fold the score's logistic
@@ -19,7 +20,13 @@
  * SCORE_WEIGHTS on every fold through judgeTitles, the function `dedup-pairs` prints: an
  * in-sample figure, since those weights saw every fold.
  *
- * Pure computation, no database; ~15 s on one core.
+ * Stage 4 (meaning) is cross-validated with the shipped configuration: per fold, the grey band
+ * that fold's weights leave, the meaning rule (lib/meaning/fit.ts) fitted on the other folds'
+ * grey pairs and applied to the held-out fold's, with the vectors of --meaning-model (default
+ * the shipped USE-lite; --no-meaning: stages 1–3 only).
+ *
+ * No database; ~15 s on one core for stages 1–3, plus embedding the grey pairs' ~1,400 texts for
+ * stage 4 (USE-lite: 25–75 texts/s here).
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -44,6 +51,9 @@ import {
   type ScoreWeights,
 } from "@/lib/dedup/score";
 import { swapped } from "@/lib/dedup/swaps";
+import { compareMeaning, type MeaningRule, textLanguage } from "@/lib/meaning/compare";
+import { type CalibrationPair, fitMeaningRule } from "@/lib/meaning/fit";
+import { dot, embedAll, vectorLookup } from "./meaningModels";
 
 const DEFAULT_FILE = path.resolve(
   import.meta.dirname,
@@ -97,7 +107,7 @@ export function parseMsrp(text: string): MsrpPair[] {
 }
 
 /** mulberry32: a seeded shuffle, so a fold split is the same on every run with the same seed. */
-function shuffled<T>(xs: T[], seed: number): T[] {
+export function shuffled<T>(xs: T[], seed: number): T[] {
   let s = seed >>> 0;
   const rand = () => {
     s = (s + 0x6d2b79f5) >>> 0;
@@ -123,6 +133,7 @@ interface Prepared extends MsrpPair {
   features: PairFeatures;
   /** The polarity or swap guard holds a link back (judge's rule, as if retrieved). */
   guarded: boolean;
+  guard: "opposed" | "swapped" | null;
   exact: boolean;
   hamming: number;
   retrieved: Record<Radius, boolean>;
@@ -154,6 +165,12 @@ function prepare(p: MsrpPair): Prepared {
         retrieval: { ...DEFAULT_THRESHOLDS.retrieval, radius: 1, minShared: m },
       },
     ) !== null;
+  const guard =
+    opposed(A.words, B.words) !== null
+      ? "opposed"
+      : swapped(A.words, B.words) !== null
+        ? "swapped"
+        : null;
   return {
     ...p,
     sa,
@@ -161,7 +178,8 @@ function prepare(p: MsrpPair): Prepared {
     aa,
     ab,
     features: pairFeatures(A, B),
-    guarded: opposed(A.words, B.words) !== null || swapped(A.words, B.words) !== null,
+    guarded: guard !== null,
+    guard,
     exact,
     hamming: h,
     retrieved: {
@@ -445,9 +463,13 @@ export async function run(args: string[]): Promise<void> {
       file: { type: "string", default: DEFAULT_FILE },
       json: { type: "boolean", default: false },
       fit: { type: "boolean", default: false },
+      meaning: { type: "boolean", default: true },
+      "no-meaning": { type: "boolean", default: false },
+      "meaning-model": { type: "string", default: "shipped" },
     },
     strict: true,
   });
+  if (values["no-meaning"]) values.meaning = false;
   const k = Number(values.folds);
   if (!Number.isInteger(k) || k < 2) throw usageError("--folds must be an integer of at least 2");
   const seed = Number(values.seed);
@@ -594,6 +616,104 @@ export async function run(args: string[]): Promise<void> {
     fixedRows[duplicate.toFixed(2)] = summary(ms);
   }
   result.fixedThreshold = fixedRows;
+
+  // Stage 4 on the shipped configuration's grey band, cross-validated with it: on each fold the
+  // grey band is the one that fold's weights leave (retrieved, near.review ≤ score and not
+  // linked), the meaning rule is fitted on the other folds' grey pairs (lib/meaning/fit.ts) and
+  // applied to the held-out fold's, as the live stage applies it.
+  let meaningFolds: Metrics[] | null = null;
+  if (values.meaning) {
+    const t = DEFAULT_THRESHOLDS.near;
+    const greyUnder = (p: Prepared, w: ScoreWeights) => {
+      if (p.exact || !p.retrieved.a2) return false;
+      const s = featureScore(p.features, w);
+      return s >= t.review && (p.guarded || s < t.duplicate);
+    };
+    const needed = new Set<Prepared>();
+    for (const w of fitted) for (const p of prepared) if (greyUnder(p, w)) needed.add(p);
+    const embedded = await embedAll(
+      values["meaning-model"],
+      [...needed].flatMap((p) => [p.a, p.b]),
+      "msrp",
+    );
+    const vectorOf = vectorLookup(embedded);
+    const model = embedded.model;
+    const calibrationOf = (p: Prepared, w: ScoreWeights): CalibrationPair => ({
+      label: p.label,
+      cosine: dot(vectorOf(p.a), vectorOf(p.b)),
+      near: featureScore(p.features, w),
+      guarded: p.guarded,
+    });
+    log(
+      `\nstage 4 (meaning, ${model.model}) on r1 + anchors M2 at near.duplicate ${t.duplicate}: ` +
+        `the rule fitted on ${k - 1} folds' grey pairs, measured on the held-out fold`,
+    );
+    const rows = folds.map((test, f) => {
+      const w = fitted[f] as ScoreWeights;
+      const trainGrey = folds
+        .filter((_, g) => g !== f)
+        .flat()
+        .filter((p) => greyUnder(p, w));
+      const fit = fitMeaningRule(trainGrey.map((p) => calibrationOf(p, w)));
+      const rule: MeaningRule | null =
+        model.kind === "meaning" && fit.thresholds
+          ? { model: model.model, languages: model.languages, ...fit.thresholds }
+          : null;
+      const choice = { weights: w, duplicate: t.duplicate };
+      let linked = 0;
+      let dismissed = 0;
+      const on = test.map((p) => {
+        const off = predict(p, "a2", choice);
+        if (!rule || !greyUnder(p, w)) return { label: p.label, predicted: off };
+        const d = compareMeaning(
+          {
+            a: vectorOf(p.a),
+            b: vectorOf(p.b),
+            model: model.model,
+            nearScore: featureScore(p.features, w),
+            languages: [textLanguage(p.a), textLanguage(p.b)],
+            guard: p.guard,
+          },
+          rule,
+        );
+        if (d.outcome === "duplicate") linked++;
+        if (d.outcome === "distinct") dismissed++;
+        return { label: p.label, predicted: d.outcome === "duplicate" };
+      });
+      const m = metrics(on);
+      log(
+        `  fold ${String(f + 1).padStart(2)}  ${
+          fit.thresholds
+            ? `weight ${fit.thresholds.cosineWeight}, meaning ≥ ${fit.thresholds.meaningThreshold}, distinct < ${fit.thresholds.distinctThreshold}`
+            : `no thresholds (${fit.fit ? `z ${fit.fit.z.toFixed(2)}` : fit.reason})`
+        }  ${line(m)}  grey linked ${linked}, dismissed ${dismissed}`,
+      );
+      return { m, thresholds: fit.thresholds, z: fit.fit?.z ?? null, linked, dismissed };
+    });
+    meaningFolds = rows.map((r) => r.m);
+    const off = fixedRows[t.duplicate.toFixed(2)];
+    log(
+      `  mean ± sd  acc ${pm(meaningFolds.map((m) => m.accuracy))}  P ${pm(meaningFolds.map((m) => m.precision))}  ` +
+        `R ${pm(meaningFolds.map((m) => m.recall))}  F1 ${pm(meaningFolds.map((m) => m.f1))}  ` +
+        `(stage 4 off: acc ${f3(off?.accuracy.mean ?? 0)}, F1 ${f3(off?.f1.mean ?? 0)}); ` +
+        `${rows.filter((r) => r.thresholds).length} of ${k} folds fitted thresholds`,
+    );
+    result.meaning = {
+      model: model.model,
+      kind: model.kind,
+      folds: rows.map((r) => ({
+        ...r.m,
+        thresholds: r.thresholds,
+        z: r.z,
+        linked: r.linked,
+        dismissed: r.dismissed,
+      })),
+      off,
+      on: summary(meaningFolds),
+    };
+  } else {
+    log("\nstage 4 (meaning): not run (--no-meaning)");
+  }
   // How far the folds' weights move: a weight whose sign flips between folds says little.
   const spread = Object.fromEntries(
     (["bias", ...FEATURES] as const).map((key) => {
@@ -662,5 +782,7 @@ export async function run(args: string[]): Promise<void> {
     row(LABEL[r], ceiling[r] as number, unrelated[r] as number, c.folds);
   }
   row("shipped (in-sample)", ceiling.a2 as number, unrelated.a2 as number, shipped);
+  if (meaningFolds)
+    row("shipped + stage 4", ceiling.a2 as number, unrelated.a2 as number, meaningFolds);
   if (values.json) console.log(JSON.stringify(result));
 }
