@@ -116,6 +116,9 @@ const PARAM_NAMES = [
   "before",
   "after",
   "hours",
+  "lang",
+  "since",
+  "until",
   "unknown",
 ];
 /** Path parameter values, as Next.js hands them over (decoded), and a few still encoded. */
