@@ -11,6 +11,7 @@ export const PAGES = [
   { href: "/stories", label: "Stories" },
   { href: "/items", label: "Items" },
   { href: "/dedup", label: "Dedup" },
+  { href: "/meaning", label: "Meaning" },
   { href: "/repairs", label: "Repairs" },
   { href: "/audit", label: "Audit" },
 ] as const;

@@ -21,6 +21,7 @@ const DASHBOARD_PAGES: DashboardPage[] = [
   { path: "/items", headline: true, show: (p) => p.getByLabel("Source id").fill(E2E_SOURCE.id) },
   { path: "/repairs" },
   { path: "/dedup" },
+  { path: "/meaning" },
   { path: "/stories" },
   { path: "/audit" },
   { path: "/login" },

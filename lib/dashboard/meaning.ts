@@ -1,5 +1,7 @@
 import type { Database } from "@/lib/db";
+import { activeSearchModel } from "@/lib/search/hybrid";
 import type { VectorBackend } from "@/lib/search/types";
+import { vectorBackendStatus } from "@/lib/search/vectors";
 import { type SearchLatency, searchLatency } from "./searchLatency";
 
 /**
@@ -77,49 +79,45 @@ export interface UnregisteredCalls extends ProviderCallStats {
 
 export interface MeaningOverview {
   now: string;
-  backend: { kind: VectorBackend; description: string };
+  backend: {
+    kind: VectorBackend;
+    description: string;
+    /** The extension's version when pgvector is in use. */
+    pgvectorVersion: string | null;
+    /** Why the portable path is in use (the server's answer), or null. */
+    reason: string | null;
+  };
   /** Live items that survived dedup (unique, or waiting for review): what every model must cover. */
   canonical: number;
   models: MeaningModel[];
   /** The model search ranks by meaning with; null: keyword search only. */
-  searchModel: { id: number; model: string; kind: string; kindLabel: string } | null;
+  searchModel: {
+    id: number;
+    model: string;
+    kind: string;
+    kindLabel: string;
+    /** Why not the configured model, when one is configured and not complete. */
+    note: string | null;
+  } | null;
   unregistered: UnregisteredCalls[];
   /** This process's last searches (lib/dashboard/searchLatency.ts). */
   latency: SearchLatency;
 }
 
+/**
+ * The backends as the page names them. The portable path's figures are lib/search's (bench
+ * search, PostgreSQL 15 with two parallel workers; lib/search/vectors.ts): a scan reads every
+ * vector of the model, so its time grows with the count.
+ */
 export const BACKEND_DESCRIPTIONS: Record<VectorBackend, string> = {
   pgvector: "pgvector (HNSW, an index per model)",
-  portable: "portable: exact scan of sign codes, then cosine",
+  portable:
+    "portable: exact scan of sign codes, then cosine; ~40 ms a search at 100,000 vectors, " +
+    "250–400 ms at 1,000,000",
 };
 
-/**
- * Where vectors are searched. Until lib/search/vectors.ts exports its detectVectorBackend, the
- * same test it makes: pgvector is in use where the extension is installed in the database.
- */
-async function vectorBackend(db: Database): Promise<VectorBackend> {
-  const [row] = await db.prisma.$queryRaw<{ installed: boolean }[]>`
-    SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector') AS installed`;
-  return row?.installed ? "pgvector" : "portable";
-}
-
-/**
- * The model search answers with: the newest complete model, a meaning model before a lexical
- * one (the lexical fallback only when no meaning model has finished its backfill).
- */
-function chooseSearchModel(models: readonly ModelRow[]): ModelRow | null {
-  const complete = models.filter((m) => m.state === "complete");
-  const newest = (list: ModelRow[]) =>
-    list.sort(
-      (a, b) =>
-        (b.backfillCompletedAt?.getTime() ?? 0) - (a.backfillCompletedAt?.getTime() ?? 0) ||
-        b.id - a.id,
-    )[0] ?? null;
-  return newest(complete.filter((m) => m.kind === "meaning")) ?? newest(complete);
-}
-
 export function kindLabel(kind: string): string {
-  return kind in KIND_LABELS ? KIND_LABELS[kind as keyof typeof KIND_LABELS] : kind;
+  return Object.hasOwn(KIND_LABELS, kind) ? KIND_LABELS[kind as keyof typeof KIND_LABELS] : kind;
 }
 
 /** What a model cannot do, said on the page rather than left out. */
@@ -347,16 +345,23 @@ const noCalls = (): ProviderCallStats => ({
  */
 export async function meaningOverview(
   db: Database,
-  { now }: { now?: Date } = {},
+  {
+    now,
+    configuredSearchModel,
+  }: {
+    now?: Date;
+    /** The model search is told to use (a model id or its prefix), as the search route is. */
+    configuredSearchModel?: string | null;
+  } = {},
 ): Promise<MeaningOverview> {
   const at = now ?? new Date();
-  const [backend, coverage, rates, calls] = await Promise.all([
-    vectorBackend(db),
+  const [backend, search, coverage, rates, calls] = await Promise.all([
+    vectorBackendStatus(db),
+    activeSearchModel(db, configuredSearchModel),
     now ? readCoverage(db) : cachedCoverage(db, at),
     readRates(db, at),
     readCalls(db, at),
   ]);
-  const search = chooseSearchModel(coverage.models);
   const since = new Date(at.getTime() - RATE_BUCKET_SECONDS * RATE_BUCKETS * 1000);
   const models = coverage.models.map((m): MeaningModel => {
     // Two statements, not one snapshot: an item made canonical between them is not over 100%.
@@ -400,11 +405,22 @@ export async function meaningOverview(
     .sort((a, b) => a.model.localeCompare(b.model));
   return {
     now: at.toISOString(),
-    backend: { kind: backend, description: BACKEND_DESCRIPTIONS[backend] },
+    backend: {
+      kind: backend.backend,
+      description: BACKEND_DESCRIPTIONS[backend.backend],
+      pgvectorVersion: backend.pgvectorVersion,
+      reason: backend.reason,
+    },
     canonical: coverage.canonical,
     models,
     searchModel: search
-      ? { id: search.id, model: search.model, kind: search.kind, kindLabel: kindLabel(search.kind) }
+      ? {
+          id: search.id,
+          model: search.model,
+          kind: search.info.kind,
+          kindLabel: kindLabel(search.info.kind),
+          note: search.note ?? null,
+        }
       : null,
     unregistered,
     latency: searchLatency(),
