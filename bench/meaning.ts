@@ -281,12 +281,18 @@ export async function run(args: string[]): Promise<void> {
     `meaning: ${train.length} MSRP pairs (${grey.length} grey), ${sets.length} retrieval sets, ` +
       `${texts.size} texts, models ${modelIds.join(", ")}`,
   );
+  const share = (ps: readonly MsrpPair[]) =>
+    f3(ps.filter((p) => p.label).length / Math.max(1, ps.length));
+  const unguarded = grey.filter((p) => p.guard === null);
+  const guarded = grey.filter((p) => p.guard !== null);
   log("retrieval sets (recall@k: the query's own target among all the set's targets, by cosine):");
   for (const s of sets)
     log(`  ${s.name.padEnd(11)} ${String(s.pairs.length).padStart(5)}  ${s.label}`);
   log(
-    `MSRP for (b) and (c): ${train.length} training pairs, ${grey.length} in stage 3's grey band ` +
-      `(shipped stages 1–3), ${grey.filter((p) => p.guard === null).length} of them unguarded`,
+    `MSRP for (b) and (c): ${train.length} training pairs (${share(train)} labelled 1), ` +
+      `${grey.length} in stage 3's grey band (shipped stages 1–3): ${unguarded.length} unguarded ` +
+      `(${share(unguarded)} labelled 1), ${guarded.length} held by a polarity or swap guard ` +
+      `(${share(guarded)} labelled 1)`,
   );
 
   const results: Record<string, unknown>[] = [];
@@ -318,9 +324,7 @@ export async function run(args: string[]): Promise<void> {
       judged.map((p) => ({ label: p.label, score: dot(vectorOf(p.a), vectorOf(p.b)) })),
     );
     const aucGrey = pairAuc(
-      grey
-        .filter((p) => p.guard === null)
-        .map((p) => ({ label: p.label, score: dot(vectorOf(p.a), vectorOf(p.b)) })),
+      unguarded.map((p) => ({ label: p.label, score: dot(vectorOf(p.a), vectorOf(p.b)) })),
     );
     const labelledOne = judged.filter((p) => p.label).length / Math.max(1, judged.length);
     log(
@@ -392,10 +396,13 @@ export async function run(args: string[]): Promise<void> {
     );
     const final = fitMeaningRule(calibrationPairs(grey, vectorOf));
     log(`      fitted on all ${grey.length} grey pairs: ${final.reason}`);
+    // Where each fit's probability crosses 0.5 and 0.4, gate or not: what a fit on noise would say.
+    const crossing = (f: (typeof final.fits)[number], p: number) =>
+      ((Math.log(p / (1 - p)) - f.intercept) / f.slope).toFixed(3);
     for (const f of final.fits) {
       log(
         `        cosine weight ${f.cosineWeight}: slope ${f.slope.toFixed(2)}, z ${f.z.toFixed(2)}, ` +
-          `log-likelihood ${f.logLikelihood.toFixed(2)}`,
+          `log-likelihood ${f.logLikelihood.toFixed(2)}; P 0.5 at ${crossing(f, 0.5)}, 0.4 at ${crossing(f, 0.4)}`,
       );
     }
     const finalRule: MeaningRule | null =
@@ -466,6 +473,7 @@ export async function run(args: string[]): Promise<void> {
       grey: r.grey,
     }));
     result.fittedOnAll = { thresholds: final.thresholds, reason: final.reason, fits: final.fits };
+    result.test = testRecord ?? null;
     results.push(result);
   }
   if (values["write-calibration"]) {
