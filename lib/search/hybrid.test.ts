@@ -160,6 +160,18 @@ describe("hybridSearch with a query vector", () => {
     expect(answer.hits[0]?.score).toBeCloseTo(2 / 61, 6);
   });
 
+  it("leaves out of the vector side the items in a language the model does not read", async () => {
+    const englishOnly = { ...byTopic("port"), info: { ...topicModel.info, languages: ["en"] } };
+    const answer = await hybridSearch(db, { q: "port", queryVector: englishOnly });
+    const byVector = answer.hits.filter((h) => h.reasons.vector).map((h) => h.lang);
+    expect(byVector.length).toBeGreaterThan(0);
+    expect(byVector).not.toContain("bn");
+    // Its words still count: a Bangla query finds the Bangla story by full text.
+    const bangla = await hybridSearch(db, { q: "ধর্মঘট", queryVector: englishOnly });
+    const story = bangla.hits.find((h) => h.entryKey === searchKey(10));
+    expect(story?.reasons).toMatchObject({ lexical: { rank: 1 }, vector: null });
+  });
+
   it("labels the lexical fallback's similarity lexical-vector, never meaning", async () => {
     const [v] = (await lexical.embed(["Onion prices"])).vectors;
     const answer = await hybridSearch(db, {

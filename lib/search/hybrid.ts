@@ -250,6 +250,8 @@ export async function hybridSearch(db: Database, query: HybridQuery): Promise<Hy
             vector: qv.vector,
             k: candidates,
             filters,
+            // Items in a language the model does not read have vectors that mean nothing.
+            languages: qv.info.languages.length > 0 ? qv.info.languages : undefined,
           })
         : [],
     ),

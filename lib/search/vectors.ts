@@ -358,6 +358,12 @@ export interface NearestQuery {
   vector: Float32Array;
   k: number;
   filters?: SearchFilters;
+  /**
+   * Only items in these languages (or of no known language): a model that reads English only
+   * gives a Bangla text a vector that means nothing (every word its one unknown piece), close
+   * to other such vectors by chance; those are left out rather than offered as meaning.
+   */
+  languages?: readonly string[];
   /** Force a path (the benchmark compares them); default: the database's. */
   backend?: VectorBackend;
   /** pgvector's hnsw.ef_search (default max(100, 2k)): more is slower and finds more. */
@@ -397,12 +403,12 @@ async function nearestPgvector(
   const type = Prisma.raw(`${cast}(${query.dims})`);
   const model = Prisma.raw(String(query.modelId));
   const q = vectorLiteral(vector, "[", "]");
-  const filters = filterSql(query.filters);
+  const filters = filterSql(query.filters, query.languages);
   const efSearch = query.efSearch ?? Math.max(100, 2 * query.k);
   if (!Number.isInteger(efSearch) || efSearch < 1 || efSearch > 1_000) {
     throw new VectorInputError(`efSearch must be an integer from 1 to 1000, not ${efSearch}`);
   }
-  const filtered = hasFilters(query.filters);
+  const filtered = hasFilters(query.filters, query.languages);
   // relaxed_order: pgvector 0.8's iterative scan goes on past ef_search until k rows pass the
   // filters (or hnsw.max_scan_tuples, 20,000, were visited); rows come back nearly in order, so
   // they are sorted again by their exact distance.
@@ -466,7 +472,7 @@ async function nearestPortable(
     WITH near AS MATERIALIZED (
       SELECT entry_key, embedding
       FROM item_vectors
-      WHERE model_id = ${query.modelId} ${filterSql(query.filters)}
+      WHERE model_id = ${query.modelId} ${filterSql(query.filters, query.languages)}
       ORDER BY bit_count(code # ${signCode(vector)}::varbit)
       LIMIT ${candidates}
     )
