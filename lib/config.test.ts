@@ -18,4 +18,63 @@ describe("configuration", () => {
     expect(attempt).toThrow(/DATABASE_URL: must be a postgres:\/\/ or postgresql:\/\/ URL/);
     expect(attempt).toThrow(/DATABASE_POOL_SIZE/);
   });
+
+  it("embeds with the shipped model by default, with the shipped fallback for http", () => {
+    const c = parseConfig({});
+    expect(c.WIREWATCH_EMBEDDING_MODEL).toBe("shipped");
+    expect(c.WIREWATCH_EMBEDDING_FALLBACK).toBe("shipped");
+    expect(c.WIREWATCH_EMBEDDING_PRICE_PER_MTOK).toBe(0);
+    expect(c.WIREWATCH_EMBEDDING_URL).toBeUndefined();
+    expect(c.WIREWATCH_EMBEDDING_RPM).toBeUndefined();
+  });
+
+  it("reads an http embedding model's server, size, key, price, pace and fallback", () => {
+    const c = parseConfig({
+      WIREWATCH_EMBEDDING_MODEL: "http:text-embedding-3-small",
+      WIREWATCH_EMBEDDING_URL: "https://api.openai.com/v1",
+      WIREWATCH_EMBEDDING_API_KEY: "sk-x",
+      WIREWATCH_EMBEDDING_DIMS: "1536",
+      WIREWATCH_EMBEDDING_PRICE_PER_MTOK: "0.02",
+      WIREWATCH_EMBEDDING_RPM: "3000",
+      WIREWATCH_EMBEDDING_FALLBACK: "none",
+    });
+    expect(c).toMatchObject({
+      WIREWATCH_EMBEDDING_DIMS: 1536,
+      WIREWATCH_EMBEDDING_PRICE_PER_MTOK: 0.02,
+      WIREWATCH_EMBEDDING_RPM: 3000,
+      WIREWATCH_EMBEDDING_FALLBACK: "none",
+    });
+    expect(
+      parseConfig({ WIREWATCH_EMBEDDING_MODEL: "onnx:/models/e5" }).WIREWATCH_EMBEDDING_MODEL,
+    ).toBe("onnx:/models/e5");
+    expect(
+      parseConfig({ WIREWATCH_EMBEDDING_MODEL: "lexical:char3-hash-512@1" })
+        .WIREWATCH_EMBEDDING_MODEL,
+    ).toBe("lexical:char3-hash-512@1");
+  });
+
+  it("names what is wrong with the embedding settings", () => {
+    expect(() => parseConfig({ WIREWATCH_EMBEDDING_MODEL: "bert" })).toThrow(
+      /WIREWATCH_EMBEDDING_MODEL: must be "shipped", "lexical", "onnx:<directory>" or "http:<model name>"/,
+    );
+    expect(() => parseConfig({ WIREWATCH_EMBEDDING_MODEL: "onnx:" })).toThrow(
+      /WIREWATCH_EMBEDDING_MODEL/,
+    );
+    const http = () => parseConfig({ WIREWATCH_EMBEDDING_MODEL: "http:nomic-embed-text" });
+    expect(http).toThrow(/WIREWATCH_EMBEDDING_URL: is required for an http model/);
+    expect(http).toThrow(/WIREWATCH_EMBEDDING_DIMS: is required for an http model/);
+    expect(() => parseConfig({ WIREWATCH_EMBEDDING_URL: "127.0.0.1:11434" })).toThrow(
+      /WIREWATCH_EMBEDDING_URL: must be an http:\/\/ or https:\/\/ URL/,
+    );
+    expect(() => parseConfig({ WIREWATCH_EMBEDDING_DIMS: "0" })).toThrow(
+      /WIREWATCH_EMBEDDING_DIMS/,
+    );
+    expect(() => parseConfig({ WIREWATCH_EMBEDDING_PRICE_PER_MTOK: "-1" })).toThrow(
+      /WIREWATCH_EMBEDDING_PRICE_PER_MTOK/,
+    );
+    expect(() => parseConfig({ WIREWATCH_EMBEDDING_FALLBACK: "openai" })).toThrow(
+      /WIREWATCH_EMBEDDING_FALLBACK/,
+    );
+    expect(() => parseConfig({ WIREWATCH_EMBEDDING_RPM: "0" })).toThrow(/WIREWATCH_EMBEDDING_RPM/);
+  });
 });

@@ -101,11 +101,58 @@ const schema = z.object({
    * a stage fail for a source; off (the default) hides the API and nothing can be set.
    */
   WIREWATCH_CHAOS: z.enum(["off", "on"]).default("off"),
+  /**
+   * The embedding model (lib/embed): "shipped" (USE-lite, English, in the box), "lexical" (hashed
+   * character 3-grams, never presented as meaning), "onnx:<directory>" (a sentence-transformer in
+   * ONNX form the operator put there: the path for Bangla + English) or "http:<model name>" (an
+   * OpenAI-compatible server at WIREWATCH_EMBEDDING_URL). The printed ids
+   * ("shipped:use-lite@0.2.0") are accepted too.
+   */
+  WIREWATCH_EMBEDDING_MODEL: z
+    .string()
+    .regex(
+      /^(?:(?:shipped|lexical)(?::.+)?|(?:onnx|http):.+)$/,
+      'must be "shipped", "lexical", "onnx:<directory>" or "http:<model name>"',
+    )
+    .default("shipped"),
+  /** The OpenAI-compatible server's API base for http models, e.g. http://127.0.0.1:11434/v1. */
+  WIREWATCH_EMBEDDING_URL: z
+    .string()
+    .regex(/^https?:\/\/[^\s/]+/, "must be an http:// or https:// URL (the API base, e.g. …/v1)")
+    .optional(),
+  /** Sent as `Authorization: Bearer <key>` to that server. */
+  WIREWATCH_EMBEDDING_API_KEY: z.string().optional(),
+  /** The http model's dimensions; an answer of any other length is refused. */
+  WIREWATCH_EMBEDDING_DIMS: z.coerce.number().int().min(1).max(16_384).optional(),
+  /** USD per million input tokens of the http model, for the cost ledger (0: free or local). */
+  WIREWATCH_EMBEDDING_PRICE_PER_MTOK: z.coerce.number().min(0).max(1_000).default(0),
+  /**
+   * What answers when the http model is rate limited or down: "shipped" (the default),
+   * "lexical", or "none" (the call fails instead). The other models have no fallback.
+   */
+  WIREWATCH_EMBEDDING_FALLBACK: z.enum(["shipped", "lexical", "none"]).default("shipped"),
+  /** Requests per minute at most to the http model's server (unset: as fast as it answers). */
+  WIREWATCH_EMBEDDING_RPM: z.coerce.number().positive().max(1_000_000).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
 });
 
 export type Config = z.infer<typeof schema>;
+
+// Settings that only make sense together: an http model needs its server and its size (the
+// other models have both built in).
+const checkedSchema = schema.superRefine((c, ctx) => {
+  if (!c.WIREWATCH_EMBEDDING_MODEL.startsWith("http:")) return;
+  for (const key of ["WIREWATCH_EMBEDDING_URL", "WIREWATCH_EMBEDDING_DIMS"] as const) {
+    if (c[key] === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: [key],
+        message: `is required for an http model (WIREWATCH_EMBEDDING_MODEL=${c.WIREWATCH_EMBEDDING_MODEL})`,
+      });
+    }
+  }
+});
 
 export class ConfigError extends Error {
   constructor(public readonly issues: string[]) {
@@ -119,7 +166,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   const present = Object.fromEntries(
     Object.entries(env).filter(([, value]) => value !== undefined && value !== ""),
   );
-  const parsed = schema.safeParse(present);
+  const parsed = checkedSchema.safeParse(present);
   if (!parsed.success) {
     throw new ConfigError(
       parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`),

@@ -1,5 +1,11 @@
 export { CallBreaker } from "./breaker";
 export { checkTexts, MAX_TEXT_CHARS, MAX_TEXTS_PER_CALL } from "./checks";
+export {
+  type EmbeddingSettings,
+  embeddingSettings,
+  type ModelChoice,
+  parseModelChoice,
+} from "./config";
 export { FailoverEmbedder, type FailoverOptions } from "./failover";
 export {
   estimateTokens,
@@ -16,6 +22,8 @@ export {
   lexicalForm,
   lexicalVector,
 } from "./lexical";
+export { ONNX_INSTALL_HINT, OnnxEmbedder, type OnnxOptions, readOnnxDirectory } from "./onnx";
+export { type BuildOptions, configuredEmbedder, createEmbedder } from "./registry";
 export { SHIPPED_MODEL, SHIPPED_VERSION, ShippedEmbedder } from "./shipped";
 export * from "./types";
 export { cosine, toUnitLength } from "./vector";

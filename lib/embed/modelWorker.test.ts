@@ -63,6 +63,20 @@ describe("ModelWorker", () => {
     expect(w.stats.jobs).toBe(1 + 3);
   });
 
+  it("does not mix purposes in one job", async () => {
+    const w = toy();
+    await w.embed(["warm"]);
+    await Promise.all([
+      w.embed(["a"]),
+      w.embed(["b"], "passage"),
+      w.embed(["c"], "passage"),
+      w.embed(["d"], "query"),
+      w.embed(["e"], "passage"),
+    ]);
+    // warm; a alone (the worker was idle); b and c together; d; e.
+    expect(w.stats.jobs).toBe(5);
+  });
+
   it("fails the calls of a crashed worker and starts a new one for the next call", async () => {
     const w = toy();
     await expect(w.embed(["crash"])).rejects.toMatchObject({

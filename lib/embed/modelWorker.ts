@@ -16,7 +16,7 @@ import { EmbeddingError } from "./types";
  *   host → worker  { id, texts, purpose }               at most one job at a time
  *
  * Calls are cut into chunks of at most `batchSize` texts, and chunks of several calls waiting
- * together go to the worker as one job (USE-lite: 74 texts/s in batches of 32 against 51 one at
+ * together (of one purpose) go to the worker as one job (USE-lite: 74 texts/s in batches of 32 against 51 one at
  * a time, decision 025). One job runs at a time, so its timeout measures that job alone. A job
  * that runs out of time, or a worker that dies, fails the calls it carried with
  * EmbeddingError("provider_error"); the worker is terminated and a new one is started for the
@@ -150,10 +150,13 @@ export class ModelWorker {
     running.worker.ref();
     if (!running.ready || running.job) return;
 
-    const chunks: Chunk[] = [this.queue.shift() as Chunk];
-    let texts = chunks[0]?.texts.length ?? 0;
+    const first = this.queue.shift() as Chunk;
+    const chunks: Chunk[] = [first];
+    let texts = first.texts.length;
     while (this.queue.length > 0) {
       const next = this.queue[0] as Chunk;
+      // A job has one purpose: e5-style models prefix queries and passages differently.
+      if (next.call.purpose !== first.call.purpose) break;
       if (texts + next.texts.length > this.options.batchSize) break;
       chunks.push(this.queue.shift() as Chunk);
       texts += next.texts.length;
@@ -170,9 +173,7 @@ export class ModelWorker {
     running.job = { id, chunks, timer };
     this.stats.jobs++;
     this.stats.texts += all.length;
-    // Calls of one job have one purpose in practice (a backfill's passages, a search's query);
-    // a job mixing them sends the first's, which only e5-style models distinguish.
-    running.worker.postMessage({ id, texts: all, purpose: chunks[0]?.call.purpose });
+    running.worker.postMessage({ id, texts: all, purpose: first.call.purpose });
   }
 
   private start(): Running {
