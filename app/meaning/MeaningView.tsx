@@ -55,6 +55,12 @@ function Overview({ o }: { o: MeaningOverview }) {
         <Latency o={o} />
       </div>
       <h2>Models</h2>
+      {new Date(o.now).getTime() - new Date(o.countedAt).getTime() > 5_000 ? (
+        <p className={s.muted}>
+          Coverage and rates counted {relative(o.countedAt, o.now)} (recounted at most once a minute
+          on a large database).
+        </p>
+      ) : null}
       <div className={own.scroll}>
         <table
           className={`${s.table} ${own.models}`}

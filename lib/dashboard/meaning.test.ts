@@ -196,6 +196,15 @@ describe("meaningOverview", () => {
     }
   });
 
+  it("counts once for requests made together, and says when it counted", async () => {
+    expect((await meaningOverview(db, { now })).countedAt).toBe(now.toISOString());
+    // Concurrent pages share one read of the counts (the cache keeps it while it runs).
+    const [a, b] = await Promise.all([meaningOverview(db), meaningOverview(db)]);
+    expect(b.countedAt).toBe(a.countedAt);
+    expect(new Date(a.countedAt).getTime()).toBeLessThanOrEqual(new Date(b.now).getTime());
+    expect(a.models.map((m) => m.covered)).toEqual([5, 5, 3]);
+  });
+
   it("reads an empty database as no models, no coverage and keyword search only", async () => {
     const empty = await createTestDatabase();
     try {
