@@ -39,6 +39,12 @@ const BENCHMARKS: Record<string, Benchmark> = {
     describe: "feed parsing (the corpora and a 5,000-item RSS) against rss-parser and feed-parser",
     load: () => import("./parse"),
   },
+  embed: {
+    describe:
+      "embedding throughput per provider (lexical, shipped USE-lite, HTTP to the simulator): " +
+      "texts/s in batches of 32 and one at a time, load time, RSS",
+    load: () => import("./embed"),
+  },
   msrp: {
     describe:
       "dedup-pairs on MSRP: k-fold cross-validated accuracy / P / R / F1 per retrieval radius",
