@@ -2,25 +2,25 @@
  * The models `bench meaning` and `bench msrp` embed with, by id, and embedding a corpus's texts
  * once per model.
  */
-import type { Embedder, ModelInfo } from "@/lib/embed";
-import { LEXICAL_MODEL, LexicalEmbedder, SHIPPED_MODEL, ShippedEmbedder } from "@/lib/embed";
+import { configuredEmbedder, type Embedder, EmbeddingError, type ModelInfo } from "@/lib/embed";
 
 /** Texts per embed call: well under lib/embed's 2,048, and progress to show between calls. */
 const CHUNK = 256;
 
-function usageError(message: string): Error {
-  const err = new Error(message);
-  err.name = "UsageError";
-  return err;
-}
-
-/** The embedder for a model id: the short forms and the ids lib/embed prints. */
+/**
+ * The embedder for a model id: whatever lib/embed's registry takes ("shipped", "lexical",
+ * "onnx:<directory>", "http:<name>" with WIREWATCH_EMBEDDING_URL and _DIMS, or a printed id). A
+ * model that cannot be built is the caller's mistake here: say why, with no stack trace.
+ */
 export function openEmbedder(id: string): Embedder {
-  if (id === "shipped" || id === SHIPPED_MODEL.model) return new ShippedEmbedder();
-  if (id === "lexical" || id === LEXICAL_MODEL.model) return new LexicalEmbedder();
-  throw usageError(
-    `model ${id}: not one this bench can open (shipped, lexical, ${SHIPPED_MODEL.model}, ${LEXICAL_MODEL.model})`,
-  );
+  try {
+    return configuredEmbedder({ model: id });
+  } catch (err) {
+    if (!(err instanceof EmbeddingError)) throw err;
+    const usage = new Error(`model ${id}: ${err.message}`);
+    usage.name = "UsageError";
+    throw usage;
+  }
 }
 
 export interface Embedded {

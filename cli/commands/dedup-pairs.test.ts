@@ -9,9 +9,10 @@ import { calibrationFor, type MeaningCalibration } from "@/lib/meaning/calibrati
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
-function cli(input: string, args: string[] = []) {
+function cli(input: string, args: string[] = [], env: Record<string, string> = {}) {
   const r = spawnSync("npm", ["run", "-s", "cli", "--", "dedup-pairs", ...args], {
     cwd: ROOT,
+    env: { ...process.env, ...env },
     input,
     encoding: "utf8",
     maxBuffer: 64 * 1024 * 1024,
@@ -178,6 +179,28 @@ describe("cli dedup-pairs, stage 4", () => {
     expect(lines[0]).toMatch(
       /^dedup-pairs: stage 4 off: shipped:use-lite@0\.2\.0 gives no stage-4 verdict \(the score does not separate .*\); grey pairs print as review$/,
     );
+  });
+
+  it("with a configured model that does not load, prints as before and says so once", () => {
+    const input = `${[GREY.high, GREY.low].map((p) => p.join("\t")).join("\n")}\n`;
+    const missing = path.join(tmpdir(), "no-such-onnx-model");
+    const { code, out, err } = cli(input, [], { WIREWATCH_EMBEDDING_MODEL: `onnx:${missing}` });
+    expect(code).toBe(0);
+    expect(out).toBe(
+      `${[GREY.high, GREY.low].map(([a, b]) => JSON.stringify(judgeTitles(a, b))).join("\n")}\n`,
+    );
+    const lines = err.trimEnd().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /^dedup-pairs: stage 4 off: the configured model did not load \(no ONNX model directory at .*no-such-onnx-model.*\); grey pairs print as review$/,
+    );
+    // Input with no grey pair never needs the model: nothing said.
+    const settled = cli("same\tsame\n", [], { WIREWATCH_EMBEDDING_MODEL: `onnx:${missing}` });
+    expect(settled).toMatchObject({
+      code: 0,
+      err: "",
+      out: '{"duplicate":true,"stage":"exact","score":1}\n',
+    });
   });
 
   it("--no-meaning: stages 1-3 only, nothing said", () => {

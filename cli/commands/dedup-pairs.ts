@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { afterMeaning, type GreyPair, judgePair, type PairVerdict } from "@/lib/dedup/pair";
-import { type Embedder, EmbeddingError, SHIPPED_MODEL, ShippedEmbedder } from "@/lib/embed";
+import { configuredEmbedder, type Embedder, EmbeddingError } from "@/lib/embed";
 import {
   calibrationFor,
   type MeaningCalibration,
@@ -18,8 +18,9 @@ export const usage = `dedup-pairs [--no-meaning] [--calibration FILE]
                                   shipped defaults as two items with those titles and no link; a line
                                   without exactly one tab prints null and an error on stderr (exit 1).
                                   A pair stages 1-3 leave in review goes to stage 4 (lib/meaning): both
-                                  texts embedded with the shipped model and compared with its
-                                  calibration; one it settles prints "stage":"meaning" with the meaning
+                                  texts embedded with the configured model (WIREWATCH_EMBEDDING_MODEL,
+                                  default the shipped USE-lite) and compared with its calibration; one
+                                  it settles prints "stage":"meaning" with the meaning
                                   score (duplicate true, or false: distinct, no review). Without a model
                                   that loads or a calibration with thresholds, grey pairs print as
                                   review and stderr says why, once. --no-meaning: stages 1-3 only;
@@ -61,17 +62,20 @@ const printed = (v: PairVerdict) =>
  * thresholds or a language the model does not read leaves the pairs as review, said once.
  */
 class StageFour {
-  private embedder: Embedder | null = null;
   private off: string | null;
   private readonly said = new Set<string>();
 
+  /** `embedder` null: the configured model could not be built, and `reason` says why. */
   constructor(
-    private readonly modelId: string,
+    private readonly embedder: Embedder | null,
     private readonly rule: MeaningRule | null,
     reason: string,
-    private readonly open: () => Embedder,
   ) {
-    this.off = rule ? null : reason;
+    this.off = embedder && rule ? null : reason;
+  }
+
+  private get modelId(): string {
+    return this.embedder?.info.model ?? "the configured model";
   }
 
   private sayOnce(key: string, message: string) {
@@ -83,11 +87,11 @@ class StageFour {
   async settle(block: Judged[]): Promise<void> {
     const greys = block.filter((j) => j.grey && j.verdict);
     if (greys.length === 0) return;
-    if (this.off !== null || !this.rule) {
+    if (this.off !== null || !this.rule || !this.embedder) {
       this.sayOnce("off", `stage 4 off: ${this.off}; grey pairs print as review`);
       return;
     }
-    const rule = this.rule;
+    const { rule, embedder } = this;
     const readable = greys.filter((j) => {
       const g = j.grey as GreyPair;
       const langs = [textLanguage(g.a), textLanguage(g.b)];
@@ -104,8 +108,7 @@ class StageFour {
     let vectors: Map<string, Float32Array>;
     let answeredBy: string;
     try {
-      this.embedder ??= this.open();
-      const batch = await this.embedder.embed(texts, { purpose: "passage" });
+      const batch = await embedder.embed(texts, { purpose: "passage" });
       answeredBy = batch.model.model;
       vectors = new Map(texts.map((t, i) => [t, batch.vectors[i] as Float32Array]));
     } catch (err) {
@@ -140,37 +143,48 @@ class StageFour {
   }
 }
 
+/**
+ * Stage 4 as configured: the model of WIREWATCH_EMBEDDING_MODEL (lib/embed's registry; the
+ * shipped USE-lite by default) and its calibration, shipped (lib/meaning/calibrations.ts) or
+ * from --calibration. Building the embedder reads settings and files only; the model loads on
+ * its first call.
+ */
 function stageFour(args: { "no-meaning"?: boolean; calibration?: string }): StageFour | null {
   if (args["no-meaning"]) return null;
-  const modelId = SHIPPED_MODEL.model;
-  let calibration: MeaningCalibration | undefined;
-  if (args.calibration) {
-    let text: string;
-    try {
-      text = readFileSync(args.calibration, "utf8");
-    } catch (err) {
-      throw new UsageError(
-        `--calibration ${args.calibration}: cannot read it (${(err as Error).message})`,
-      );
-    }
-    try {
-      calibration = parseCalibration(text, args.calibration);
-    } catch (err) {
-      throw new UsageError((err as Error).message);
-    }
-    if (calibration.model !== modelId) {
-      throw new UsageError(
-        `--calibration ${args.calibration} is for ${calibration.model}, but stage 4 embeds with ${modelId}`,
-      );
-    }
-  } else {
-    calibration = calibrationFor(modelId);
+  const given = args.calibration ? readCalibration(args.calibration) : undefined;
+  let embedder: Embedder;
+  try {
+    embedder = configuredEmbedder();
+  } catch (err) {
+    if (!(err instanceof EmbeddingError)) throw err;
+    return new StageFour(null, null, `the configured model did not load (${err.message})`);
   }
-  const rule = ruleOf(calibration);
+  const modelId = embedder.info.model;
+  if (given && given.model !== modelId) {
+    void embedder.close();
+    throw new UsageError(
+      `--calibration ${args.calibration} is for ${given.model}, but stage 4 embeds with ${modelId}`,
+    );
+  }
+  const calibration = given ?? calibrationFor(modelId);
   const reason = !calibration
     ? `${modelId} has no calibration (measure one: npm run -s bench -- meaning --model ${modelId} --write-calibration FILE)`
     : `${modelId} gives no stage-4 verdict (${calibration.record.reason})`;
-  return new StageFour(modelId, rule, reason, () => new ShippedEmbedder());
+  return new StageFour(embedder, ruleOf(calibration), reason);
+}
+
+function readCalibration(file: string): MeaningCalibration {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new UsageError(`--calibration ${file}: cannot read it (${(err as Error).message})`);
+  }
+  try {
+    return parseCalibration(text, file);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
 }
 
 export async function run(args: string[]): Promise<number> {
