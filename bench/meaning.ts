@@ -28,10 +28,11 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_THRESHOLDS, judge } from "@/lib/dedup";
+import { cosine } from "@/lib/embed";
 import { LEXICAL_NEVER, type MeaningCalibration } from "@/lib/meaning/calibrations";
 import { compareMeaning, type MeaningRule, textLanguage } from "@/lib/meaning/compare";
 import { type CalibrationPair, fitMeaningRule } from "@/lib/meaning/fit";
-import { dot, embedAll, vectorLookup } from "./meaningModels";
+import { embedAll, vectorLookup } from "./meaningModels";
 import { handWrittenSets, type RetrievalSet, simulatorSets } from "./meaningPairs";
 import { type Metrics, type MsrpPair, metrics, parseMsrp, shuffled } from "./msrp";
 
@@ -69,11 +70,11 @@ export function recall(
   let at1 = 0;
   let at10 = 0;
   qs.forEach((q, i) => {
-    const own = dot(q, ts[i] as Float32Array);
+    const own = cosine(q, ts[i] as Float32Array);
     let before = 0;
     for (let j = 0; j < ts.length && before < 10; j++) {
       if (j === i || pairs[j]?.target === pairs[i]?.target) continue;
-      if (dot(q, ts[j] as Float32Array) >= own) before++;
+      if (cosine(q, ts[j] as Float32Array) >= own) before++;
     }
     if (before < 1) at1++;
     if (before < 10) at10++;
@@ -197,7 +198,7 @@ function calibrationPairs(
 ): CalibrationPair[] {
   return grey.map((p) => ({
     label: p.label,
-    cosine: dot(vectorOf(p.a), vectorOf(p.b)),
+    cosine: cosine(vectorOf(p.a), vectorOf(p.b)),
     near: p.near,
     guarded: p.guard !== null,
   }));
@@ -321,10 +322,10 @@ export async function run(args: string[]): Promise<void> {
         `crossLingual: ${model.crossLingual})`,
     );
     const aucAll = pairAuc(
-      judged.map((p) => ({ label: p.label, score: dot(vectorOf(p.a), vectorOf(p.b)) })),
+      judged.map((p) => ({ label: p.label, score: cosine(vectorOf(p.a), vectorOf(p.b)) })),
     );
     const aucGrey = pairAuc(
-      unguarded.map((p) => ({ label: p.label, score: dot(vectorOf(p.a), vectorOf(p.b)) })),
+      unguarded.map((p) => ({ label: p.label, score: cosine(vectorOf(p.a), vectorOf(p.b)) })),
     );
     const labelledOne = judged.filter((p) => p.label).length / Math.max(1, judged.length);
     log(

@@ -80,9 +80,3 @@ export function vectorLookup(e: Embedded): (text: string) => Float32Array {
     return v;
   };
 }
-
-export function dot(a: Float32Array, b: Float32Array): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += (a[i] as number) * (b[i] as number);
-  return s;
-}

@@ -51,9 +51,10 @@ import {
   type ScoreWeights,
 } from "@/lib/dedup/score";
 import { swapped } from "@/lib/dedup/swaps";
+import { cosine } from "@/lib/embed";
 import { compareMeaning, type MeaningRule, textLanguage } from "@/lib/meaning/compare";
 import { type CalibrationPair, fitMeaningRule } from "@/lib/meaning/fit";
-import { dot, embedAll, vectorLookup } from "./meaningModels";
+import { embedAll, vectorLookup } from "./meaningModels";
 
 const DEFAULT_FILE = path.resolve(
   import.meta.dirname,
@@ -640,7 +641,7 @@ export async function run(args: string[]): Promise<void> {
     const model = embedded.model;
     const calibrationOf = (p: Prepared, w: ScoreWeights): CalibrationPair => ({
       label: p.label,
-      cosine: dot(vectorOf(p.a), vectorOf(p.b)),
+      cosine: cosine(vectorOf(p.a), vectorOf(p.b)),
       near: featureScore(p.features, w),
       guarded: p.guarded,
     });
