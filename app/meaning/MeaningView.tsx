@@ -102,16 +102,19 @@ function Banner({ o }: { o: MeaningOverview }) {
   return (
     <div className={own.banner}>
       <p data-testid="meaning-backend" data-backend={o.backend.kind}>
-        <span className={own.bannerLabel}>Vectors</span> {o.backend.description}
-        {o.backend.pgvectorVersion ? (
-          <span className={s.muted}> · pgvector {o.backend.pgvectorVersion}</span>
-        ) : null}
-        {o.backend.reason ? <span className={s.muted}> ({o.backend.reason})</span> : null}
+        <span className={own.bannerLabel}>Vectors</span>
+        <span>
+          {o.backend.description}
+          {o.backend.pgvectorVersion ? (
+            <span className={s.muted}> · pgvector {o.backend.pgvectorVersion}</span>
+          ) : null}
+          {o.backend.reason ? <span className={s.muted}> ({o.backend.reason})</span> : null}
+        </span>
       </p>
       <p data-testid="meaning-search-model" data-model={search?.model ?? ""}>
-        <span className={own.bannerLabel}>Search</span>{" "}
+        <span className={own.bannerLabel}>Search</span>
         {search ? (
-          <>
+          <span>
             ranks by <ModelId id={search.model} />{" "}
             <KindBadge kind={search.kind} label={search.kindLabel} />
             {search.kind === "lexical" ? (
@@ -121,9 +124,9 @@ function Banner({ o }: { o: MeaningOverview }) {
               </span>
             ) : null}
             {search.note ? <span className={s.muted}> ({search.note})</span> : null}
-          </>
+          </span>
         ) : (
-          "keyword search only: no model has completed its backfill"
+          <span>keyword search only: no model has completed its backfill</span>
         )}
       </p>
     </div>
@@ -133,7 +136,7 @@ function Banner({ o }: { o: MeaningOverview }) {
 function Latency({ o }: { o: MeaningOverview }) {
   const l = o.latency;
   return (
-    <div className={own.tile} data-testid="meaning-latency">
+    <div className={`${own.tile} ${own.wideTile}`} data-testid="meaning-latency">
       {l.count === 0 ? (
         <>
           <strong>—</strong>
@@ -141,14 +144,12 @@ function Latency({ o }: { o: MeaningOverview }) {
         </>
       ) : (
         <>
-          <strong>
-            {ms(l.p50Ms)} / {ms(l.p95Ms)}
-          </strong>
+          <strong>{pair(l.p50Ms, l.p95Ms)}</strong>
           <span>
-            search p50 / p95 (max {ms(l.maxMs)}) over this server process&apos;s last{" "}
+            search p50 / p95, max {ms(l.maxMs)}: this server process&apos;s last{" "}
             {plural(l.count, "search")}
-            {l.fullTextOnly > 0 ? `, ${l.fullTextOnly} by keywords only` : ""}
-            {l.newestAt ? `; the latest ${relative(l.newestAt, o.now)}` : ""}
+            {l.fullTextOnly > 0 ? ` (${l.fullTextOnly} by keywords only)` : ""}
+            {l.newestAt ? `, the latest ${relative(l.newestAt, o.now)}` : ""}
           </span>
         </>
       )}
@@ -357,6 +358,14 @@ function Unregistered({ rows, now }: { rows: UnregisteredCalls[]; now: string })
       </table>
     </>
   );
+}
+
+/** "23 / 83 ms": one unit for both when both are under a second. */
+function pair(a: number | null, b: number | null): string {
+  if (a !== null && b !== null && a < 1000 && b < 1000) {
+    return `${Math.round(a)} / ${Math.round(b)} ms`;
+  }
+  return `${ms(a)} / ${ms(b)}`;
 }
 
 const plural = (n: number, word: string) =>
