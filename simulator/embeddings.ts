@@ -117,7 +117,7 @@ export function createEmbeddingsEndpoint(options: EmbeddingsOptions = {}): Embed
       return openAiError(res, 400, "invalid_request_error", `bad request: ${why}`);
     }
     const inputs = typeof body.input === "string" ? [body.input] : body.input;
-    const empty = inputs.findIndex((t) => t === "");
+    const empty = inputs.indexOf("");
     if (empty >= 0) {
       return openAiError(res, 400, "invalid_request_error", `input[${empty}] is an empty string`);
     }

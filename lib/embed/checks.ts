@@ -22,7 +22,10 @@ export const MAX_TEXT_CHARS = 24_000;
  * which has no unit length. So every provider refuses it the same way, naming its position.
  */
 export function checkTexts(texts: readonly string[]): void {
-  if (!Array.isArray(texts) || texts.length === 0) {
+  if (!Array.isArray(texts)) {
+    throw new EmbeddingError(`texts must be a list of strings, not a ${typeof texts}`, "bad_input");
+  }
+  if (texts.length === 0) {
     throw new EmbeddingError("nothing to embed: the list of texts is empty", "bad_input");
   }
   if (texts.length > MAX_TEXTS_PER_CALL) {
