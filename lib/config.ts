@@ -131,6 +131,17 @@ const schema = z.object({
    * "lexical", or "none" (the call fails instead). The other models have no fallback.
    */
   WIREWATCH_EMBEDDING_FALLBACK: z.enum(["shipped", "lexical", "none"]).default("shipped"),
+  /**
+   * The model search ranks by (an id as printed by `cli embed`, or its prefix: "shipped"), when
+   * its backfill is complete; unset, or not complete yet: the newest complete model.
+   */
+  WIREWATCH_SEARCH_MODEL: z.string().min(1).optional(),
+  /**
+   * Stage 4's thresholds for the configured model, from `npm run -s bench -- meaning --model <id>
+   * --write-calibration FILE` (lib/meaning): an operator's model gives stage-4 verdicts only once
+   * measured. Unset: the calibration wirewatch ships for the model, if any.
+   */
+  WIREWATCH_MEANING_CALIBRATION: z.string().min(1).optional(),
   /** Requests per minute at most to the http model's server (unset: as fast as it answers). */
   WIREWATCH_EMBEDDING_RPM: z.coerce.number().positive().max(1_000_000).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

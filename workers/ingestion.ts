@@ -4,6 +4,7 @@ import { logger } from "@/lib/logger";
 import { type Simulator, startSimulator } from "@/simulator/server";
 import { loadSourcesFile, type SourceConfig, sourceSchema } from "@/workers/sources/sourcesFile";
 import { syncSources } from "@/workers/sources/syncSources";
+import { configuredMeaning } from "./embed/configured";
 import { startWorkers, type Workers } from "./index";
 import { forfeitLeases } from "./queue/forfeitLeases";
 import { sweep } from "./queue/sweep";
@@ -66,9 +67,10 @@ export async function startIngestion(db: Database): Promise<Ingestion> {
 
   if (db.kind === "pglite") await reclaimAbandonedLeases(db);
 
+  const meaning = configuredMeaning(db);
   let workers: Workers;
   try {
-    workers = await startWorkers(db);
+    workers = await startWorkers(db, { meaning: meaning?.options });
   } catch (err) {
     await simulator?.stop();
     throw err;
@@ -77,6 +79,8 @@ export async function startIngestion(db: Database): Promise<Ingestion> {
     simulator,
     stop: async () => {
       await workers.stop();
+      await meaning?.options.embedder.close();
+      await meaning?.ledger.close();
       await simulator?.stop();
     },
   };

@@ -1,3 +1,4 @@
+import { emit } from "@/lib/events";
 import type { Database } from "../db";
 import type { CallLedger, ProviderCallRecord } from "./types";
 
@@ -79,6 +80,18 @@ export class DatabaseCallLedger implements CallLedger {
         attempt: Math.max(1, count(call.attempt ?? 1)),
       });
       this.stats.recorded++;
+      const row = this.buffer[this.buffer.length - 1] as Row;
+      // The cost and call metrics (lib/metrics) count from the event, the Costs page from rows.
+      emit("provider:call", {
+        purpose: row.purpose,
+        provider: row.provider,
+        model: row.model,
+        ok: row.ok,
+        status: row.status,
+        costUsd: row.costUsd,
+        inputTokens: row.inputTokens,
+        latencyMs: row.latencyMs,
+      });
       this.trim();
       if (this.buffer.length >= this.batchSize) void this.flush();
       else if (!this.timer) {

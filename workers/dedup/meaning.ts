@@ -32,6 +32,9 @@ export interface MeaningComparer {
       tx: Tx;
       /** The version of `item` being decided: a vector of an older text is no answer. */
       itemVersion: number;
+      /** Stage 3's score of the pair, and a lexical guard that holds it (lib/dedup polarity, swaps). */
+      near: number;
+      guard: "opposed" | "swapped" | null;
       thresholds: DedupThresholds;
       settingsRevision: number;
     },

@@ -575,6 +575,12 @@ async function cascadeAll(
         const verdict = await meaning.compare(w.item, g.candidate, {
           tx,
           itemVersion: w.job.version,
+          near: g.judgement.score,
+          guard: g.judgement.evidence?.opposed
+            ? "opposed"
+            : g.judgement.evidence?.swapped
+              ? "swapped"
+              : null,
           thresholds,
           settingsRevision: revision,
         });

@@ -3,6 +3,7 @@ import { LEXICAL_MODEL, lexicalVector } from "@/lib/embed/lexical";
 import type { EmbedBatch, Embedder, ModelInfo } from "@/lib/embed/types";
 import { EmbeddingError } from "@/lib/embed/types";
 import { cosine } from "@/lib/embed/vector";
+import type { MeaningCalibration } from "@/lib/meaning/calibrations";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 import { undoLink } from "@/workers/admin/dedup";
 import { dedupStage } from "@/workers/dedup/stage";
@@ -50,6 +51,41 @@ const model = (name: string, extra: Partial<ModelInfo> = {}): ModelInfo => ({
   version: "1",
   kind: "meaning",
   ...extra,
+});
+
+/** Stage 4's thresholds for `info`, as an operator's calibration file would give them. */
+const calibration = (
+  info: ModelInfo,
+  meaningThreshold: number,
+  distinctThreshold: number,
+): MeaningCalibration => ({
+  model: info.model,
+  languages: ["en", "bn"],
+  rule: { cosineWeight: 1, meaningThreshold, distinctThreshold },
+  record: {
+    corpus: "set by the test",
+    pairs: 0,
+    stages: "shipped",
+    greyPairs: 0,
+    unguardedGreyPairs: 0,
+    unguardedPositives: 0,
+    method: "fixed",
+    reason: "thresholds chosen around the test pair's cosine",
+    fit: null,
+    crossValidation: {
+      folds: 1,
+      seed: 0,
+      foldsWithThresholds: 0,
+      off: { accuracy: "-", f1: "-" },
+      on: { accuracy: "-", f1: "-" },
+      linked: 0,
+      dismissed: 0,
+      dismissedPositives: 0,
+      leftInReview: 0,
+    },
+    measuredAt: "2026-12-01T00:00:00Z",
+    command: "none",
+  },
 });
 
 const greyCosine = cosine(
@@ -169,10 +205,11 @@ describe("the embed stage", () => {
 describe("stage 4 (meaning)", () => {
   it("links a grey-band pair at or above the model's threshold, with stage meaning and its cosine; undo keeps it apart", async () => {
     expect(greyCosine).toBeGreaterThan(0.3);
-    const embedder = new FixedEmbedder(
-      model("calibrated", { meaningThreshold: greyCosine - 0.01, distinctThreshold: 0.1 }),
-    );
-    const line = await meaningLine(db, { embedder });
+    const embedder = new FixedEmbedder(model("calibrated"));
+    const line = await meaningLine(db, {
+      embedder,
+      calibration: calibration(embedder.info, greyCosine - 0.01, 0.1),
+    });
     expect(line.stages.map((s) => s.name)).toEqual(["embed", "meaning"]);
     const a = await put(db, "wire", "rate-w", TEXTS.rate);
     const b = await put(db, "star", "rate-grey", grey);
@@ -206,10 +243,11 @@ describe("stage 4 (meaning)", () => {
   });
 
   it("a pair below the distinct threshold leaves review; one between the thresholds stays there", async () => {
-    const distinct = new FixedEmbedder(
-      model("strict", { meaningThreshold: 0.999, distinctThreshold: greyCosine + 0.01 }),
-    );
-    let line = await meaningLine(db, { embedder: distinct });
+    const distinct = new FixedEmbedder(model("strict"));
+    let line = await meaningLine(db, {
+      embedder: distinct,
+      calibration: calibration(distinct.info, 0.999, greyCosine + 0.01),
+    });
     const a = await put(db, "wire", "rate-w", TEXTS.rate);
     const b = await put(db, "star", "rate-grey", grey);
     await through(line, a);
@@ -220,10 +258,11 @@ describe("stage 4 (meaning)", () => {
     await db.prisma.$executeRawUnsafe(
       "TRUNCATE dedup_items, dedup_reviews, dedup_links, dedup_clusters, item_vectors, search_docs",
     );
-    const unsure = new FixedEmbedder(
-      model("unsure", { meaningThreshold: 0.999, distinctThreshold: 0.01 }),
-    );
-    line = await meaningLine(db, { embedder: unsure });
+    const unsure = new FixedEmbedder(model("unsure"));
+    line = await meaningLine(db, {
+      embedder: unsure,
+      calibration: calibration(unsure.info, 0.999, 0.01),
+    });
     await through(line, a);
     expect(await through(line, b)).toEqual(["survived", "survived", "survived"]);
     expect(await stateOf(db, b.entryKey)).toMatchObject({ outcome: "review" });
@@ -241,7 +280,8 @@ describe("stage 4 (meaning)", () => {
     expect(line.stages.map((s) => s.name)).toEqual(["embed"]);
     await line.stop();
     const lexical = await meaningLine(db, {
-      embedder: new FixedEmbedder({ ...LEXICAL_MODEL, meaningThreshold: 0.5 }),
+      embedder: new FixedEmbedder(LEXICAL_MODEL),
+      calibration: calibration(LEXICAL_MODEL, 0.5, 0.2),
     });
     expect(lexical.stages.map((s) => s.name)).toEqual(["embed"]);
     await lexical.stop();

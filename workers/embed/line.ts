@@ -1,9 +1,11 @@
 import type { Database } from "@/lib/db";
 import type { Embedder } from "@/lib/embed/types";
 import { logger } from "@/lib/logger";
+import { type MeaningCalibration, withCalibration } from "@/lib/meaning/calibrations";
 import { activeSearchModel } from "@/lib/search/hybrid";
 import { ensureModelIndex } from "@/lib/search/vectors";
 import { MEANING_STAGE, meaningStage } from "@/workers/dedup/meaningStage";
+import { meaningRuleOf } from "@/workers/dedup/vectorComparer";
 import type { Stage } from "@/workers/line/stage";
 import { type Backfill, type BackfillOptions, startBackfill } from "./backfill";
 import { ModelRegistry } from "./models";
@@ -19,6 +21,11 @@ export interface MeaningLineOptions {
    * model is kept current during a backfill only if it can be embedded with.
    */
   embedderFor?: (model: string) => Embedder | null;
+  /**
+   * Stage 4's calibration of the configured model (an operator's file,
+   * WIREWATCH_MEANING_CALIBRATION); default: the one lib/meaning ships for it, if any.
+   */
+  calibration?: MeaningCalibration;
   /** The model search must use (WIREWATCH_SEARCH_MODEL); else the newest complete one. */
   searchModel?: string;
   backfill?: Omit<BackfillOptions, "modelIds" | "onComplete">;
@@ -45,8 +52,9 @@ export interface MeaningLine {
 export async function meaningLine(db: Database, options: MeaningLineOptions): Promise<MeaningLine> {
   const log = logger().child({ part: "meaning" });
   const registry = new ModelRegistry(db);
+  // The model's stage-4 calibration (lib/meaning, or the operator's file) is stored with it.
   const primary: EmbedTarget = {
-    model: await registry.register(options.embedder.info),
+    model: await registry.register(withCalibration(options.embedder.info, options.calibration)),
     embedder: options.embedder,
   };
   await ensureModelIndex(db, primary.model.id, primary.model.info.dims);
@@ -75,7 +83,7 @@ export async function meaningLine(db: Database, options: MeaningLineOptions): Pr
   await refresh();
 
   const stage4 =
-    primary.model.info.kind === "meaning" && primary.model.info.meaningThreshold !== undefined
+    meaningRuleOf(primary.model) !== null
       ? meaningStage(db, { target: primary, ensureVectors: vectorEnsurer(db, primary) })
       : null;
   if (!stage4) {
