@@ -103,6 +103,24 @@ describe("hybridSearch, full text only", () => {
     expect(answer.hits[0]?.reasons.lexical?.entryKey).toBe(searchKey(3));
   });
 
+  it("shows the member that matched when the story's canonical item is retracted", async () => {
+    await db.prisma
+      .$executeRaw`UPDATE news SET deleted_at = now() WHERE entry_key = ${searchKey(1)}`;
+    try {
+      const answer = await hybridSearch(db, { q: "labourers" });
+      expect(answer.hits).toHaveLength(1);
+      expect(answer.hits[0]).toMatchObject({
+        entryKey: searchKey(3),
+        title: "Chittagong port labourers stage walkout over pay",
+        sourceId: "tribune",
+        clusterId,
+      });
+    } finally {
+      await db.prisma
+        .$executeRaw`UPDATE news SET deleted_at = NULL WHERE entry_key = ${searchKey(1)}`;
+    }
+  });
+
   it("stems English and matches Bangla words whole", async () => {
     const english = await hybridSearch(db, { q: "flooding shelter" });
     expect(english.hits.map((h) => h.entryKey)).toEqual([searchKey(5)]);
