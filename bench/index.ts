@@ -45,6 +45,12 @@ const BENCHMARKS: Record<string, Benchmark> = {
       "texts/s in batches of 32 and one at a time, load time, RSS",
     load: () => import("./embed"),
   },
+  search: {
+    describe:
+      "hybrid search p50/p95 at 100k and 1M canonical items against full text alone; the " +
+      "vector path alone (pgvector, portable) with recall@10",
+    load: () => import("./search"),
+  },
   msrp: {
     describe:
       "dedup-pairs on MSRP: k-fold cross-validated accuracy / P / R / F1 per retrieval radius",
