@@ -7,7 +7,11 @@ import { expect, test } from "@playwright/test";
 test("the Meaning page: the vector backend, the search model, the models table, latency", async ({
   page,
 }, testInfo) => {
-  await page.goto("/meaning");
+  // Run first after the server starts, a page load waits out the embed stage's start (its model
+  // loading, the simulator's backlog embedded): /api/health took 1.3-2.4 s a request for the
+  // first ~12 s on 2 cores, and a page is some twenty requests.
+  test.setTimeout(90_000);
+  await page.goto("/meaning", { timeout: 60_000 });
   await expect(page.getByRole("heading", { level: 1, name: "Meaning" })).toBeVisible();
   const nav = page.getByRole("navigation", { name: "Dashboard" });
   await expect(nav.getByRole("link", { name: "Meaning" })).toHaveAttribute("aria-current", "page");

@@ -228,8 +228,15 @@ function ModelRow({ m, o }: { m: MeaningModel; o: MeaningOverview }) {
         </div>
       </td>
       <td data-label="Calls (24 h)" className={own.calls}>
-        <Calls c={m.calls} />
-        <LastError c={m.calls} now={o.now} />
+        {m.provider !== "http" && m.calls.calls === 0 && !m.calls.lastError ? (
+          // The cost ledger records calls to a supplier; a model run here makes none.
+          <span className={s.muted}>runs in this deployment: no supplier calls</span>
+        ) : (
+          <>
+            <Calls c={m.calls} />
+            <LastError c={m.calls} now={o.now} />
+          </>
+        )}
       </td>
     </tr>
   );
