@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { json, parseQuery } from "@/lib/api/respond";
 import { requireReader } from "@/lib/auth/guard";
+import { config } from "@/lib/config";
 import { meaningOverview } from "@/lib/dashboard/meaning";
 import { getDb } from "@/lib/db";
 
@@ -23,5 +24,9 @@ export async function GET(request: Request): Promise<Response> {
   if (!query.ok) return query.response;
   const denied = await requireReader(request);
   if (denied) return denied;
-  return json(await meaningOverview(await getDb()));
+  return json(
+    await meaningOverview(await getDb(), {
+      configuredSearchModel: config().WIREWATCH_SEARCH_MODEL,
+    }),
+  );
 }
