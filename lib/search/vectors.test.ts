@@ -190,7 +190,7 @@ describe.each(paths)("nearest on the %s path", (path) => {
         }
       }
     }
-    // 600 rows against 400 Hamming candidates or an HNSW graph at ef_search 100: all but a
+    // 600 rows against 200 Hamming candidates or an HNSW graph at ef_search 100: all but a
     // rare miss of the true top 10 (recall at scale is the benchmark's).
     expect(found).toBeGreaterThanOrEqual(98);
   });
