@@ -54,6 +54,13 @@ export interface ShippedOptions {
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
 const started = performance.now();
+// Embedding is background work: on Linux this thread is niced (setpriority on its own thread id,
+// from /proc/thread-self), so a server's requests and the writer win the CPU from a backfill
+// on a small machine. Elsewhere it runs at the process's priority.
+try {
+  const tid = Number(require("node:fs").readlinkSync("/proc/thread-self").split("/").pop());
+  if (Number.isInteger(tid) && tid > 0) require("node:os").setPriority(tid, 10);
+} catch {}
 let model;
 const loading = (async () => {
   const from = { paths: workerData.searchRoots };
