@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { config } from "@/lib/config";
 import { when } from "@/lib/dashboard/format";
 import { openConfiguredDatabase } from "@/lib/db";
 import { MAX_LIMIT, MAX_QUERY_CHARS, SearchInputError } from "@/lib/search/hybrid";
@@ -65,7 +66,10 @@ export async function run(args: string[]): Promise<number> {
     const answer = await search(
       db,
       { q, filters, limit, cursor: values.cursor },
-      { embedderFor: queryEmbedderFor },
+      {
+        configuredModel: config().WIREWATCH_SEARCH_MODEL,
+        embedderFor: (model) => queryEmbedderFor(model, db),
+      },
     );
     if (values.json) console.log(JSON.stringify(answer));
     else console.log(humanLines(answer).join("\n"));

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { apiError, json, parseQuery } from "@/lib/api/respond";
 import { requireReader } from "@/lib/auth/guard";
+import { config } from "@/lib/config";
 import { getDb } from "@/lib/db";
 import { MAX_LIMIT, MAX_QUERY_CHARS, SearchInputError } from "@/lib/search/hybrid";
 import { queryEmbedderFor } from "@/lib/search/queryEmbedders";
@@ -39,9 +40,10 @@ export async function GET(request: Request): Promise<Response> {
   if (denied) return denied;
   const { q, lang, source, since, until, limit, cursor } = query.value;
   try {
+    const db = await getDb();
     return json(
       await search(
-        await getDb(),
+        db,
         {
           q,
           filters: {
@@ -53,7 +55,10 @@ export async function GET(request: Request): Promise<Response> {
           limit,
           cursor,
         },
-        { embedderFor: queryEmbedderFor },
+        {
+          configuredModel: config().WIREWATCH_SEARCH_MODEL,
+          embedderFor: (model) => queryEmbedderFor(model, db),
+        },
       ),
     );
   } catch (err) {
