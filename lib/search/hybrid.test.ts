@@ -7,6 +7,7 @@ import {
   BadSearchCursorError,
   hybridSearch,
   type QueryVector,
+  RANKED_MATCHES,
   SearchInputError,
 } from "./hybrid";
 import {
@@ -237,6 +238,33 @@ describe("hybridSearch with a query vector", () => {
     await expect(hybridSearch(db, { q: "x".repeat(501) })).rejects.toThrow(/at most 500/);
     for (const limit of [0, 101, 1.5]) {
       await expect(hybridSearch(db, { q: "port", limit })).rejects.toThrow(/limit/);
+    }
+  });
+});
+
+describe("hybridSearch, a broad query", () => {
+  it("ranks only the newest RANKED_MATCHES of its full-text matches", async () => {
+    // 2,050 matches: the 50 oldest say "zebrafish" three times (they would rank first).
+    await db.prisma.$executeRaw`
+      INSERT INTO news (entry_key, source_id, canonical_id, quality, title, version, first_seen_at,
+                        first_source, first_collector, last_result)
+      SELECT 'z' || i, 'wire', 'z' || i, 'authoritative', 'zebrafish', 1,
+             now() - i * interval '1 minute', 'wire', 'A', 'inserted'
+      FROM generate_series(1, ${RANKED_MATCHES + 50}) i`;
+    await db.prisma.$executeRaw`
+      INSERT INTO search_docs (entry_key, item_version, source_id, lang, first_seen_at, tsv)
+      SELECT 'z' || i, 1, 'wire', 'en', now() - i * interval '1 minute',
+             to_tsvector('english', CASE WHEN i > ${RANKED_MATCHES} THEN 'zebrafish zebrafish zebrafish'
+                                         ELSE 'zebrafish' END)
+      FROM generate_series(1, ${RANKED_MATCHES + 50}) i`;
+    try {
+      const answer = await hybridSearch(db, { q: "zebrafish", limit: 100 });
+      expect(answer.candidates.lexical).toBe(100);
+      const ages = answer.hits.map((h) => Number(h.entryKey.slice(1)));
+      expect(Math.max(...ages)).toBeLessThanOrEqual(RANKED_MATCHES);
+    } finally {
+      await db.prisma.$executeRaw`DELETE FROM search_docs WHERE entry_key LIKE 'z%'`;
+      await db.prisma.$executeRaw`DELETE FROM news WHERE entry_key LIKE 'z%'`;
     }
   });
 });

@@ -339,11 +339,18 @@ function byFused(a: { score: number; canonical: string }, b: { score: number; ca
 const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits;
 
 /**
+ * Full-text matches ranked at most, the newest first seen: a broad query (one common word, 14,000
+ * matches at 1,000,000 items) spent 50 of its 67 ms in ts_rank_cd over every match; ranking the
+ * newest 2,000 took 38 ms (PostgreSQL 15, warm). A query with fewer matches ranks them all.
+ */
+export const RANKED_MATCHES = 2_000;
+
+/**
  * The best full-text matches. The query is parsed twice, by 'english' (stemmed, for English
  * documents) and by 'simple' (words whole, for Bangla and unknown-language ones), and either
  * matching counts: a document only ever holds the lexemes of its own configuration, so the two
  * never mix within one. websearch_to_tsquery takes what people type ("quoted phrases", -not,
- * or) and never fails on syntax.
+ * or) and never fails on syntax. Of more than RANKED_MATCHES matches, the newest are ranked.
  */
 async function fullTextCandidates(
   db: Database,
@@ -354,10 +361,14 @@ async function fullTextCandidates(
   const rows = await db.prisma.$queryRaw<{ entry_key: string; score: number }[]>`
     WITH query AS (
       SELECT websearch_to_tsquery('english', ${q}) || websearch_to_tsquery('simple', ${q}) AS tsq
+    ), matches AS MATERIALIZED (
+      SELECT entry_key FROM search_docs, query
+      WHERE tsv @@ query.tsq ${filterSql(filters)}
+      ORDER BY first_seen_at DESC
+      LIMIT ${RANKED_MATCHES}
     )
     SELECT d.entry_key, ts_rank_cd(d.tsv, query.tsq, 32) AS score
-    FROM search_docs d, query
-    WHERE d.tsv @@ query.tsq ${filterSql(filters)}
+    FROM matches m JOIN search_docs d ON d.entry_key = m.entry_key, query
     ORDER BY score DESC, d.first_seen_at DESC, d.entry_key
     LIMIT ${n}`;
   return rows.map((r) => ({ entryKey: r.entry_key, score: Number(r.score) }));
