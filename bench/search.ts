@@ -591,6 +591,7 @@ async function fillChunk(
     JOIN bench_centroids cen ON cen.topic = x.topic
     CROSS JOIN LATERAL (
       SELECT array_agg(y) AS raw, sqrt(sum(y * y)) AS n,
+             -- As lib/search/vectors.ts signCode for a vector with negative coordinates.
              string_agg(CASE WHEN y >= 0 THEN '1' ELSE '0' END, '')::varbit AS code
       FROM (SELECT e + ${ITEM_NOISE} * (random() - 0.5) AS y FROM unnest(cen.e) AS e
             WHERE x.k <> '') AS noisy

@@ -55,8 +55,8 @@ function sentences(queries: number): { queries: string[]; stored: string[] } {
 
 async function embedAll(embedder: Embedder, texts: string[], purpose: "query" | "passage") {
   const out: Float32Array[] = [];
-  for (let i = 0; i < texts.length; i += 256) {
-    out.push(...(await embedder.embed(texts.slice(i, i + 256), { purpose })).vectors);
+  for (let i = 0; i < texts.length; i += 32) {
+    out.push(...(await embedder.embed(texts.slice(i, i + 32), { purpose })).vectors);
   }
   return out;
 }
@@ -65,13 +65,15 @@ export async function realRecall(
   db: Database,
   queryCount: number,
   log: (msg: string) => void,
+  models: ("lexical" | "shipped")[] = ["lexical", "shipped"],
 ): Promise<RealRecall[]> {
   const { queries, stored } = sentences(queryCount);
   const status = await vectorBackendStatus(db);
   const results: RealRecall[] = [];
   const shipped = new ShippedEmbedder();
   try {
-    for (const embedder of [new LexicalEmbedder(), shipped] as Embedder[]) {
+    const embedders = models.map((m) => (m === "shipped" ? shipped : new LexicalEmbedder()));
+    for (const embedder of embedders as Embedder[]) {
       const t0 = performance.now();
       log(`  real vectors: embedding ${stored.length} MSRP sentences by ${embedder.info.model}`);
       const vectors = await embedAll(embedder, stored, "passage");

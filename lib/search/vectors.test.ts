@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "@/lib/db";
+import { LexicalEmbedder } from "@/lib/embed/lexical";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 import { bruteForce, insertModel, near, Random, randomUnit } from "./testing";
 import type { VectorBackend, VectorRow } from "./types";
@@ -241,6 +242,55 @@ describe.each(paths)("nearest on the %s path", (path) => {
   });
 });
 
+describe("the portable path with the lexical fallback's vectors (no negative coordinate)", () => {
+  it("codes the n-grams a text has, and finds its near copy among 400 others by 50 candidates", async () => {
+    const lexical = new LexicalEmbedder();
+    const id = await insertModel(db, {
+      model: "lexical:char3-hash-512@1",
+      dims: 512,
+      kind: "lexical",
+    });
+    const r = new Random(21);
+    const words = ["port", "strike", "floods", "minister", "budget", "cricket", "prices", "fire"];
+    const more = ["river", "rain", "court", "bank", "rates", "export", "garment", "workers"];
+    const texts = Array.from(
+      { length: 400 },
+      (_, i) => `${Array.from({ length: 8 }, () => r.pick([...words, ...more])).join(" ")} ${i}`,
+    );
+    const { vectors } = await lexical.embed(texts);
+    const [sample] = vectors;
+    expect(signCode(sample as Float32Array)).toBe(
+      Array.from(sample as Float32Array, (x) => (x > 0 ? "1" : "0")).join(""),
+    );
+    await storeVectors(
+      db,
+      vectors.map((vector, i) => ({
+        modelId: id,
+        entryKey: `t${i}`,
+        itemVersion: 1,
+        vector,
+        lang: "en",
+        sourceId: "wire",
+        firstSeenAt: at(i),
+      })),
+    );
+    let top = 0;
+    for (const i of [3, 77, 150, 222, 399]) {
+      const [q] = (await lexical.embed([`${texts[i]} today`])).vectors;
+      const hits = await nearest(db, {
+        modelId: id,
+        dims: 512,
+        vector: q as Float32Array,
+        k: 5,
+        backend: "portable",
+        candidates: 50,
+      });
+      if (hits[0]?.entryKey === `t${i}`) top++;
+    }
+    expect(top).toBe(5);
+  });
+});
+
 describe("ensureModelIndex", () => {
   it("makes the model's HNSW index once, and the planner searches by it", async (ctx) => {
     needPgvector(ctx);
@@ -279,7 +329,14 @@ describe("ensureModelIndex", () => {
     await insertModel(db, { model: "lexical:old@1", dims: 8, kind: "lexical" }, "retired");
     const { status, indexes } = await prepareVectorSearch(db);
     expect(status.backend).toBe(backend);
-    expect(indexes.map((i) => i.modelId)).toEqual([modelId, other]);
-    expect(indexes[1]?.index).toBe(backend === "pgvector" ? modelIndexName(other) : null);
+    const ids = indexes.map((i) => i.modelId);
+    expect(ids).toContain(modelId);
+    expect(ids).toContain(other);
+    const [retired] = await db.prisma.$queryRaw<{ id: number }[]>`
+      SELECT id FROM embedding_models WHERE model = 'lexical:old@1'`;
+    expect(ids).not.toContain(retired?.id);
+    expect(indexes.find((i) => i.modelId === other)?.index).toBe(
+      backend === "pgvector" ? modelIndexName(other) : null,
+    );
   });
 });
