@@ -17,8 +17,15 @@ export interface TestDatabase extends Database {
  * A fresh, migrated database for one test file: a new database on the test server when one is
  * configured (so files run in parallel without sharing rows), else an in-memory PGlite.
  */
-export async function createTestDatabase({ poolSize = 10 } = {}): Promise<TestDatabase> {
-  const server = testServerUrl();
+export async function createTestDatabase({
+  poolSize = 10,
+  embedded = false,
+}: {
+  poolSize?: number;
+  /** PGlite even when a server is configured: for what only the embedded default has. */
+  embedded?: boolean;
+} = {}): Promise<TestDatabase> {
+  const server = embedded ? undefined : testServerUrl();
   if (!server) {
     const db = await openDatabase({ dataDir: "memory://" });
     return {
