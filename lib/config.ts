@@ -24,6 +24,15 @@ function isAddressOrCidr(entry: string): boolean {
 
 // Every setting wirewatch reads, in one place. Nothing else reads process.env.
 // A bad value fails at start with the setting's name and what was expected.
+/** USD per million tokens, per model: `WIREWATCH_LLM_PRICES`. */
+export const priceTableSchema = z.record(
+  z.string().min(1),
+  z.strictObject({
+    input: z.number().min(0).max(10_000),
+    output: z.number().min(0).max(10_000),
+  }),
+);
+
 const schema = z.object({
   DATABASE_URL: z
     .string()
@@ -144,6 +153,55 @@ const schema = z.object({
   WIREWATCH_MEANING_CALIBRATION: z.string().min(1).optional(),
   /** Requests per minute at most to the http model's server (unset: as fast as it answers). */
   WIREWATCH_EMBEDDING_RPM: z.coerce.number().positive().max(1_000_000).optional(),
+  /**
+   * The extraction providers in fallback order (lib/extract), comma-separated: "local" (the
+   * deterministic one in the box, free) and "llm" (an OpenAI-compatible chat server at
+   * WIREWATCH_EXTRACT_LLM_URL). Unset: "llm,local" when an LLM URL is set (or the built-in
+   * simulator serves one), else "local".
+   */
+  WIREWATCH_EXTRACT_PROVIDERS: z
+    .string()
+    .regex(/^(?:local|llm)(?:\s*,\s*(?:local|llm))*$/, 'must be a comma list of "local" and "llm"')
+    .refine((v) => new Set(v.split(",").map((p) => p.trim())).size === v.split(",").length, {
+      message: "names a provider twice",
+    })
+    .optional(),
+  /** The OpenAI-compatible chat server's API base, e.g. https://api.openai.com/v1. */
+  WIREWATCH_EXTRACT_LLM_URL: z
+    .string()
+    .regex(/^https?:\/\/[^\s/]+/, "must be an http:// or https:// URL (the API base, e.g. …/v1)")
+    .optional(),
+  /** The chat model asked for extraction (its price comes from the price table). */
+  WIREWATCH_EXTRACT_LLM_MODEL: z.string().min(1).max(200).default("gpt-4o-mini"),
+  /** Sent as `Authorization: Bearer <key>` to the chat server. */
+  WIREWATCH_EXTRACT_LLM_API_KEY: z.string().optional(),
+  /** One chat attempt's time limit, body included. */
+  WIREWATCH_EXTRACT_LLM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  /** Requests per minute at most to the chat server (unset: as fast as it answers). */
+  WIREWATCH_EXTRACT_LLM_RPM: z.coerce.number().positive().max(1_000_000).optional(),
+  /**
+   * USD the llm provider may spend per UTC day; once spent it is skipped until midnight and the
+   * providers after it answer (unset: no budget).
+   */
+  WIREWATCH_EXTRACT_LLM_DAILY_BUDGET_USD: z.coerce.number().min(0).max(1_000_000).optional(),
+  /**
+   * The price table, USD per million tokens, as JSON over the built-in one (lib/extract/prices.ts):
+   * {"<model>": {"input": 0.15, "output": 0.6}}.
+   */
+  WIREWATCH_LLM_PRICES: z
+    .string()
+    .transform((raw, ctx) => {
+      try {
+        return priceTableSchema.parse(JSON.parse(raw));
+      } catch (err) {
+        ctx.addIssue({
+          code: "custom",
+          message: `must be JSON like {"gpt-4o-mini":{"input":0.15,"output":0.6}}: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`,
+        });
+        return z.NEVER;
+      }
+    })
+    .optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
 });
@@ -153,6 +211,14 @@ export type Config = z.infer<typeof schema>;
 // Settings that only make sense together: an http model needs its server and its size (the
 // other models have both built in).
 const checkedSchema = schema.superRefine((c, ctx) => {
+  const providers = c.WIREWATCH_EXTRACT_PROVIDERS?.split(",").map((p) => p.trim()) ?? [];
+  if (providers.includes("llm") && !c.WIREWATCH_EXTRACT_LLM_URL) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["WIREWATCH_EXTRACT_LLM_URL"],
+      message: `is required when WIREWATCH_EXTRACT_PROVIDERS names llm (${c.WIREWATCH_EXTRACT_PROVIDERS})`,
+    });
+  }
   if (!c.WIREWATCH_EMBEDDING_MODEL.startsWith("http:")) return;
   for (const key of ["WIREWATCH_EMBEDDING_URL", "WIREWATCH_EMBEDDING_DIMS"] as const) {
     if (c[key] === undefined) {

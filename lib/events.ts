@@ -121,8 +121,27 @@ export interface EventMap {
     status: number | null;
     costUsd: number;
     inputTokens: number;
+    outputTokens: number;
     latencyMs: number;
+    /** "ok", "error" (an embedding call), or an extraction failure's code. */
+    outcome: string;
+    /** An extraction's correction retry. */
+    correction: boolean;
   };
+  /**
+   * One extraction of an item settled (lib/extract chain): by which provider, after how many
+   * attempts, whether it fell over from the first of the chain; or every provider failed.
+   */
+  "extract:done": {
+    provider: string | null;
+    model: string | null;
+    ok: boolean;
+    fellOver: boolean;
+    attempts: number;
+    costUsd: number;
+  };
+  /** A paid provider's daily budget was reached (it is skipped until the next UTC day). */
+  "extract:budget": { provider: string; spentUsd: number; budgetUsd: number };
   /** One hybrid search answered (lib/search); model null: full text only. */
   "search:done": { seconds: number; model: string | null; backend: string; hits: number };
   /** A model's backfill: canonical items still without its vector (workers/embed/backfill). */

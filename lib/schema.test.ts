@@ -681,9 +681,37 @@ describe("the migrated database matches prisma/schema.prisma", () => {
       costUsd: 0.0000024,
       latencyMs: 12.5,
       attempt: 2,
+      promptVersion: "extract-v1",
+      outcome: "rate_limited",
+      correction: true,
+      entryKey: "k",
+      itemVersion: 2,
+      sourceId: "s-1",
     };
     expect(await db.prisma.providerCall.create({ data: call })).toEqual(call);
     expectSameColumns(call, await columnsOf("provider_calls"));
+
+    const extraction = {
+      entryKey: "k",
+      itemVersion: 2,
+      sourceId: "s-1",
+      language: "en",
+      category: "business",
+      entities: [{ text: "Dhaka", type: "place" }],
+      summary: "A story.",
+      provider: "llm",
+      model: "gpt-4o-mini",
+      promptVersion: "extract-v1",
+      extractor: "llm:gpt-4o-mini/extract-v1>local",
+      fellOver: false,
+      calls: 2,
+      tokensIn: 300,
+      tokensOut: 40,
+      costUsd: 0.000069,
+      extractedAt: at,
+    };
+    expect(await db.prisma.itemExtraction.create({ data: extraction })).toEqual(extraction);
+    expectSameColumns(extraction, await columnsOf("item_extractions"));
   });
 
   it("has no table the schema does not know", async () => {
@@ -707,6 +735,7 @@ describe("the migrated database matches prisma/schema.prisma", () => {
       "dedup_settings",
       "embedding_models",
       "fetch_attempts",
+      "item_extractions",
       "item_vectors",
       "job_failures",
       "jobs",

@@ -33,9 +33,16 @@ export interface LedgerStats {
 }
 
 /** A provider_calls row as Prisma writes it. */
-type Row = Required<Omit<ProviderCallRecord, "status" | "error">> & {
-  status: number | null;
-  error: string | null;
+type Nullable =
+  | "status"
+  | "error"
+  | "promptVersion"
+  | "outcome"
+  | "entryKey"
+  | "itemVersion"
+  | "sourceId";
+type Row = Required<Omit<ProviderCallRecord, Nullable>> & {
+  [K in Nullable]: NonNullable<ProviderCallRecord[K]> | null;
 };
 
 export class DatabaseCallLedger implements CallLedger {
@@ -78,6 +85,12 @@ export class DatabaseCallLedger implements CallLedger {
         costUsd: Number.isFinite(call.costUsd) ? (call.costUsd as number) : 0,
         latencyMs: Number.isFinite(call.latencyMs) ? call.latencyMs : 0,
         attempt: Math.max(1, count(call.attempt ?? 1)),
+        promptVersion: call.promptVersion ?? null,
+        outcome: call.outcome ?? (call.ok ? "ok" : null),
+        correction: call.correction === true,
+        entryKey: call.entryKey ?? null,
+        itemVersion: call.itemVersion ?? null,
+        sourceId: call.sourceId ?? null,
       });
       this.stats.recorded++;
       const row = this.buffer[this.buffer.length - 1] as Row;
@@ -90,7 +103,10 @@ export class DatabaseCallLedger implements CallLedger {
         status: row.status,
         costUsd: row.costUsd,
         inputTokens: row.inputTokens,
+        outputTokens: row.outputTokens,
         latencyMs: row.latencyMs,
+        outcome: row.outcome ?? (row.ok ? "ok" : "error"),
+        correction: row.correction,
       });
       this.trim();
       if (this.buffer.length >= this.batchSize) void this.flush();

@@ -74,6 +74,16 @@ export interface ProviderCallRecord {
   costUsd?: number;
   latencyMs: number;
   attempt?: number;
+  /** Extraction: the prompt's version. */
+  promptVersion?: string | null;
+  /** "ok" or the failure's code (lib/extract/types.ts EXTRACT_FAILURE_CODES). */
+  outcome?: string | null;
+  /** Extraction: this call was the correction retry. */
+  correction?: boolean;
+  /** Extraction: the item the call was for. */
+  entryKey?: string | null;
+  itemVersion?: number | null;
+  sourceId?: string | null;
 }
 
 /** Where provider calls are recorded. Must not throw into the caller. */
