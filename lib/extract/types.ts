@@ -13,6 +13,30 @@
 export const EXTRACTION_LANGUAGES = ["bn", "en", "other"] as const;
 export type ExtractionLanguage = (typeof EXTRACTION_LANGUAGES)[number];
 
+/**
+ * The categories an extraction may name: the newsroom simulator's nine and the other common
+ * desks, so a category from any provider is one a filter and the read model can group by.
+ */
+export const CATEGORIES = [
+  "politics",
+  "economy",
+  "business",
+  "markets",
+  "currencies",
+  "commodities",
+  "technology",
+  "science",
+  "health",
+  "environment",
+  "weather",
+  "sports",
+  "crime",
+  "world",
+  "entertainment",
+  "education",
+] as const;
+export type Category = (typeof CATEGORIES)[number];
+
 export const ENTITY_TYPES = ["person", "place", "organization", "instrument"] as const;
 export type EntityType = (typeof ENTITY_TYPES)[number];
 
@@ -25,8 +49,8 @@ export interface Entity {
 /** What an item is about: the validated result every provider must produce. */
 export interface Extraction {
   language: ExtractionLanguage;
-  /** One of CATEGORIES (schema.ts), or null when nothing fits. */
-  category: string | null;
+  /** One of CATEGORIES, or null when nothing fits. */
+  category: Category | null;
   entities: Entity[];
   /** A short summary (≤ 300 characters) when the item had none; else null. */
   summary: string | null;
