@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
+import { CHAT_SOURCE_ID } from "./chat";
 import { EMBEDDINGS_SOURCE_ID } from "./embeddings";
 import {
   FAULT_KINDS,
@@ -71,8 +72,10 @@ export function createControl(deps: {
   const { newsroom, faults, routes } = deps;
   const route = (sourceId: string) => {
     if (sourceId === deps.storySource.id) return { source: deps.storySource };
-    // The embeddings endpoint is no news source, but takes faults as one (simulator/embeddings.ts).
+    // The embeddings and chat endpoints are no news sources, but take faults as one
+    // (simulator/embeddings.ts, simulator/chat.ts).
     if (sourceId === EMBEDDINGS_SOURCE_ID) return { source: { kind: "embeddings" } };
+    if (sourceId === CHAT_SOURCE_ID) return { source: { kind: "llm" } };
     const r = routes.get(sourceId);
     if (!r) throw new SimError(`unknown source "${sourceId}"`, 404);
     return r;
@@ -155,7 +158,8 @@ const advanceSchema = z.object({
  * The control API: JSON in, JSON out, errors as { error: { code, message } }.
  *
  *   GET    /_control/faults                 → { faults: [{ sourceId, faults: [...] }] }
- *   POST   /_control/faults/:sourceId       { kind, ms?, retryAfter? } → { sourceId, fault }
+ *   POST   /_control/faults/:sourceId       { kind, ms?, retryAfter?, calls? } → { sourceId, fault }
+ *                                          (sourceId `embeddings`, `llm`: the /v1 endpoints)
  *   DELETE /_control/faults/:sourceId[?kind=K] → { sourceId, cleared }
  *   DELETE /_control/faults                 → { cleared: "all" }
  *   POST   /_control/publish                { outlet?, title?, … } → { story }

@@ -729,3 +729,35 @@ export function rewriteSummary(topic: Topic, f: Facts, language: Language): stri
 export function topicsIn(language: Language): Topic[] {
   return TOPICS.filter((t) => t.headlines[language] !== undefined);
 }
+
+export type NameType = "person" | "place" | "organization";
+
+// Bodies the headlines name by themselves, outside the subject lists.
+const INSTITUTIONS: Names = [
+  ["Bangladesh Bank", "বাংলাদেশ ব্যাংক"],
+  ["Federal Reserve", "ফেডারেল রিজার্ভ"],
+  ["Fed", "ফেড"],
+  ["ECB", "ইসিবি"],
+  ["OPEC+", "ওপেক প্লাস"],
+  ["Election Commission", "নির্বাচন কমিশন"],
+];
+const COUNTRIES: Names = [
+  ["Bangladesh", "বাংলাদেশ"],
+  ["Dhaka", "ঢাকা"],
+];
+
+/**
+ * Every name the corpus writes, with what it names: the simulator's own answer key for entities
+ * (its chat endpoint, simulator/chat.ts). Bangla forms are stems; the text carries them with a
+ * case ending attached (সিলেটের), so a reader matches them as prefixes of a word.
+ */
+export const NAMES: readonly { en: string; bn: string; type: NameType }[] = [
+  ...[DISTRICTS, PORTS, TEAMS, COUNTRIES].flatMap((l) => named(l, "place")),
+  ...named(MARKETS, "place").map((n) => ({ ...n, en: n.en.replace(/^the /, "") })),
+  ...[PEOPLE, CENTRAL_BANKERS].flatMap((l) => named(l, "person")),
+  ...[DSE_COMPANIES, US_COMPANIES, INSTITUTIONS].flatMap((l) => named(l, "organization")),
+];
+
+function named(list: Names, type: NameType) {
+  return list.map(([en, bn]) => ({ en, bn, type }));
+}

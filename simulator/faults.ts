@@ -7,8 +7,10 @@ import { SimError } from "./newsroom";
  * and `quiet` only to streams, because that is where the difference between them matters;
  * `stale-reads` only to the story API, whose consumers must survive a read that raced a change.
  * The embeddings endpoint (source id `embeddings`, simulator/embeddings.ts) takes the network
- * faults, `malformed`, and two of its own, `500` and `wrong-dims`; there a fault may also be
- * given for the next `calls` requests only, after which it clears itself.
+ * faults, `malformed`, `500` and its own `wrong-dims`; the chat endpoint (source id `llm`,
+ * simulator/chat.ts) the network faults, `malformed`, `500` and its own `schema`. On these two
+ * endpoints a fault may also be given for the next `calls` requests only, after which it clears
+ * itself.
  */
 export const faultSchema = z.discriminatedUnion("kind", [
   /** Answer after this many (real) milliseconds. */
@@ -20,7 +22,10 @@ export const faultSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("blackhole") }),
   /** Reset the connection (TCP RST), open streams included. */
   z.object({ kind: z.literal("reset") }),
-  /** A feed body that is not well-formed XML; an embeddings answer that is not JSON or not the shape. */
+  /**
+   * A feed body that is not well-formed XML; an embeddings or chat answer that is not JSON or
+   * not the shape.
+   */
   z.object({ kind: z.literal("malformed") }),
   /** Feeds without ETag and Last-Modified, so every poll is a full 200. */
   z.object({ kind: z.literal("no-validators") }),
@@ -32,13 +37,15 @@ export const faultSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("quiet") }),
   /** Story API: answer from the state at request start, `ms` later (a read racing a change). */
   z.object({ kind: z.literal("stale-reads"), ms: z.number().int().min(0).max(600_000) }),
-  /** Embeddings: 500 Internal Server Error. */
+  /** Embeddings and chat: 500 Internal Server Error. */
   z.object({ kind: z.literal("500") }),
   /** Embeddings: vectors one dimension longer than the model's. */
   z.object({ kind: z.literal("wrong-dims") }),
+  /** Chat: well-formed JSON content that violates the extraction schema. */
+  z.object({ kind: z.literal("schema") }),
 ]);
 
-/** Embeddings only: how many more requests the fault applies to (absent: until cleared). */
+/** Endpoints only: how many more requests the fault applies to (absent: until cleared). */
 const callsSchema = z.object({ calls: z.number().int().min(1).max(1_000_000).optional() });
 
 export type Fault = z.output<typeof faultSchema> & { calls?: number };
@@ -47,7 +54,11 @@ export type FaultKind = Fault["kind"];
 export const FAULT_KINDS = faultSchema.options.map((o) => o.shape.kind.value);
 
 const FEED_ONLY: FaultKind[] = ["no-validators", "lying-etag"];
-const EMBEDDINGS_ONLY: FaultKind[] = ["500", "wrong-dims"];
+/** The source kinds of the OpenAI-compatible endpoints (control.ts names them). */
+const ENDPOINTS = ["embeddings", "llm"];
+const ENDPOINTS_ONLY: FaultKind[] = ["500"];
+const EMBEDDINGS_ONLY: FaultKind[] = ["wrong-dims"];
+const CHAT_ONLY: FaultKind[] = ["schema"];
 const STREAM_ONLY: FaultKind[] = ["stall", "quiet"];
 const STORY_API_ONLY: FaultKind[] = ["stale-reads"];
 
@@ -74,29 +85,46 @@ export class FaultTable {
     const calls = callsSchema.safeParse(input);
     if (!calls.success) throw new SimError(`bad fault: calls ${calls.error.issues[0]?.message}`);
     const fault: Fault = { ...parsed.data, ...calls.data };
-    if (fault.calls !== undefined && sourceKind !== "embeddings") {
+    const endpoint = ENDPOINTS.includes(sourceKind);
+    if (fault.calls !== undefined && !endpoint) {
       throw new SimError(
-        `"calls" applies to the embeddings endpoint; ${sourceId} is a ${sourceKind}`,
+        `"calls" applies to the embeddings endpoint and the chat endpoint (llm); ${sourceId} is ${kindName(sourceKind)}`,
+      );
+    }
+    if (ENDPOINTS_ONLY.includes(fault.kind) && !endpoint) {
+      throw new SimError(
+        `"${fault.kind}" applies to the embeddings endpoint and the chat endpoint (llm); ${sourceId} is ${kindName(sourceKind)}`,
       );
     }
     if (EMBEDDINGS_ONLY.includes(fault.kind) && sourceKind !== "embeddings") {
       throw new SimError(
-        `"${fault.kind}" applies to the embeddings endpoint; ${sourceId} is a ${sourceKind}`,
+        `"${fault.kind}" applies to the embeddings endpoint; ${sourceId} is ${kindName(sourceKind)}`,
       );
     }
-    if (fault.kind === "malformed" && sourceKind !== "feed" && sourceKind !== "embeddings") {
+    if (CHAT_ONLY.includes(fault.kind) && sourceKind !== "llm") {
       throw new SimError(
-        `"malformed" applies to feeds and embeddings; ${sourceId} is a ${sourceKind}`,
+        `"${fault.kind}" applies to the chat endpoint (llm); ${sourceId} is ${kindName(sourceKind)}`,
+      );
+    }
+    if (fault.kind === "malformed" && sourceKind !== "feed" && !endpoint) {
+      throw new SimError(
+        `"malformed" applies to feeds, embeddings and the chat endpoint (llm); ${sourceId} is ${kindName(sourceKind)}`,
       );
     }
     if (FEED_ONLY.includes(fault.kind) && sourceKind !== "feed") {
-      throw new SimError(`"${fault.kind}" applies to feeds; ${sourceId} is a ${sourceKind}`);
+      throw new SimError(
+        `"${fault.kind}" applies to feeds; ${sourceId} is ${kindName(sourceKind)}`,
+      );
     }
     if (STREAM_ONLY.includes(fault.kind) && sourceKind !== "stream") {
-      throw new SimError(`"${fault.kind}" applies to streams; ${sourceId} is a ${sourceKind}`);
+      throw new SimError(
+        `"${fault.kind}" applies to streams; ${sourceId} is ${kindName(sourceKind)}`,
+      );
     }
     if (STORY_API_ONLY.includes(fault.kind) && sourceKind !== "story-api") {
-      throw new SimError(`"${fault.kind}" applies to story APIs; ${sourceId} is a ${sourceKind}`);
+      throw new SimError(
+        `"${fault.kind}" applies to story APIs; ${sourceId} is ${kindName(sourceKind)}`,
+      );
     }
     const faults = this.#bySource.get(sourceId) ?? new Map<FaultKind, Fault>();
     this.#bySource.set(sourceId, faults);
@@ -128,7 +156,7 @@ export class FaultTable {
 
   /**
    * The fault of that kind, counting one request against it: a fault given for `calls` requests
-   * clears itself after the last (the embeddings endpoint's faults).
+   * clears itself after the last (the embeddings and chat endpoints' faults).
    */
   take<K extends FaultKind>(sourceId: string, kind: K): Extract<Fault, { kind: K }> | undefined {
     const fault = this.get(sourceId, kind);
@@ -152,4 +180,11 @@ export class FaultTable {
   onInject(listener: (sourceId: string, fault: Fault) => void): void {
     this.#listeners.add(listener);
   }
+}
+
+/** "a feed", "the chat endpoint": what a refusal says the source is. */
+function kindName(sourceKind: string): string {
+  if (sourceKind === "llm") return "the chat endpoint";
+  if (sourceKind === "embeddings") return "the embeddings endpoint";
+  return `a ${sourceKind}`;
 }

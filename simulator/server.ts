@@ -2,6 +2,8 @@ import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
+import { CHAT_PATH, type ChatEndpoint, type ChatOptions, createChatEndpoint } from "./chat";
+import { storyByTitle } from "./chatAnswer";
 import { createControl, handleControl, type SimControl, sendJson } from "./control";
 import {
   createEmbeddingsEndpoint,
@@ -24,6 +26,7 @@ import { createStoryService, type StoryOptions } from "./stories/service";
 import { StreamHub } from "./stream";
 import { truth } from "./truth";
 
+export type { ChatOptions, ChatStats } from "./chat";
 export type { SimControl } from "./control";
 export type { Fault, FaultInput, FaultKind, FaultListing } from "./faults";
 export type { EditInput, PageHeadline, PublishInput, SimStory, StreamEvent } from "./newsroom";
@@ -69,6 +72,8 @@ export interface SimulatorOptions {
   stories?: StoryOptions;
   /** The OpenAI-compatible embeddings endpoint (/v1/embeddings): dimensions, seed, API key. */
   embeddings?: EmbeddingsOptions;
+  /** The OpenAI-compatible chat endpoint (/v1/chat/completions, model sim-extract-1): API key. */
+  chat?: ChatOptions;
 }
 
 export interface Simulator {
@@ -79,6 +84,8 @@ export interface Simulator {
   control: SimControl;
   /** POST <url>/v1/embeddings: its dimensions and request counts (faults: source `embeddings`). */
   embeddings: Pick<EmbeddingsEndpoint, "dims" | "stats">;
+  /** POST <url>/v1/chat/completions: its model and request counts (faults: source `llm`). */
+  chat: Pick<ChatEndpoint, "model" | "stats">;
   stop(): Promise<void>;
 }
 
@@ -185,6 +192,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     desk: stories.desk,
     storySource: stories.source,
     embeddings: createEmbeddingsEndpoint(options.embeddings),
+    chat: createChatEndpoint(
+      (title) => storyByTitle(newsroom, outlets, scheduler.now, title),
+      options.chat,
+    ),
   };
   server.on("request", (req, res) => {
     handle(app, req, res).catch((err: unknown) => {
@@ -201,6 +212,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     sources: () => listedSources(app).map((s) => structuredClone(s)),
     control,
     embeddings: app.embeddings,
+    chat: app.chat,
     stop: async () => {
       stopped = true;
       stopping.abort();
@@ -227,6 +239,7 @@ interface App {
   desk: StoryDesk;
   storySource: SimSource;
   embeddings: EmbeddingsEndpoint;
+  chat: ChatEndpoint;
 }
 
 /** The outlets' listed sources in a stable order, then the story API. */
@@ -242,6 +255,7 @@ async function handle(app: App, req: IncomingMessage, res: ServerResponse): Prom
   if (url.pathname === EMBEDDINGS_PATH) {
     return app.embeddings.handle(req, res, app.faults, app.stopping);
   }
+  if (url.pathname === CHAT_PATH) return app.chat.handle(req, res, app.faults, app.stopping);
   if (req.method !== "GET" && req.method !== "HEAD") {
     throw new SimError(`${req.method} is not served here`, 405);
   }
