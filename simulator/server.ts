@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { CHAT_PATH, type ChatEndpoint, type ChatOptions, createChatEndpoint } from "./chat";
-import { storyByTitle } from "./chatAnswer";
+import { storyFinder } from "./chatAnswer";
 import { createControl, handleControl, type SimControl, sendJson } from "./control";
 import {
   createEmbeddingsEndpoint,
@@ -178,6 +178,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     truth: () => truth(newsroom, outlets, scheduler.now),
   });
 
+  const findStory = storyFinder(newsroom, outlets);
   // Aborted by stop(), so a latency fault's pending sleep does not outlive the server.
   const stopping = new AbortController();
   const app = {
@@ -192,10 +193,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     desk: stories.desk,
     storySource: stories.source,
     embeddings: createEmbeddingsEndpoint(options.embeddings),
-    chat: createChatEndpoint(
-      (title) => storyByTitle(newsroom, outlets, scheduler.now, title),
-      options.chat,
-    ),
+    chat: createChatEndpoint((title) => findStory(title, scheduler.now), options.chat),
   };
   server.on("request", (req, res) => {
     handle(app, req, res).catch((err: unknown) => {

@@ -11,6 +11,11 @@ export const usage = `sim <fault|clear|faults|publish|rate|sources|stories|truth
                                       wrong-dims | malformed | blackhole | reset [--calls N]
                                       (the /v1/embeddings endpoint; --calls: the next N
                                       requests only)
+                                    sim fault llm malformed | schema | 429 [S] | 500 | 503 |
+                                      slow [MS] | blackhole | reset [--calls N]
+                                      (the /v1/chat/completions endpoint: content that is not
+                                      JSON, JSON against the extraction schema, or HTTP faults;
+                                      slow: every answer MS later, default 5000)
                                     sim clear SOURCE_ID [KIND] | sim clear --all
                                     sim faults
                                     sim publish [--outlet ID] [--title T] [--category C]
@@ -28,6 +33,9 @@ export const usage = `sim <fault|clear|faults|publish|rate|sources|stories|truth
                                       webhook fault replaces the last)`;
 
 const DEFAULT_URL = "http://127.0.0.1:4100";
+// `slow` without a value: 5 s is slow enough to see on a latency chart and inside any client's
+// usual timeout (wirewatch's chat provider waits 30 s), so it shows a slow supplier, not a dead one.
+const DEFAULT_SLOW_MS = 5_000;
 // The simulator answers at once on loopback; 5 s only separates "slow" from "not there at all".
 const TIMEOUT_MS = 5_000;
 
@@ -83,7 +91,7 @@ export async function run(args: string[]): Promise<number> {
       const [sourceId, kind, ...extra] = rest;
       if (!sourceId || extra.length)
         throw new UsageError("sim clear takes SOURCE_ID [KIND] or --all");
-      const query = kind ? `?kind=${enc(kind)}` : "";
+      const query = kind ? `?kind=${enc(kind === "slow" ? "latency" : kind)}` : "";
       const body = await call(base, "DELETE", `faults/${enc(sourceId)}${query}`);
       print(`${sourceId}: cleared ${body.cleared} fault(s)`, body);
       return 0;
@@ -216,6 +224,9 @@ async function faults(base: string, body: unknown, print: (h: string, j: unknown
 }
 
 function faultBody(kind: string, arg: string | undefined): Fault {
+  if (kind === "slow") {
+    return { kind: "latency", ms: arg === undefined ? DEFAULT_SLOW_MS : number("slow", arg) };
+  }
   if (kind === "latency" || kind === "stale-reads") {
     if (arg === undefined) throw new UsageError(`sim fault SOURCE_ID ${kind} needs milliseconds`);
     return { kind, ms: number(kind, arg) };
