@@ -60,6 +60,9 @@ async function main(): Promise<void> {
   console.log(
     `newsroom simulator on ${sim.url}  (control API: ${sim.url}/_control/faults, story API: ${sim.url}/stories-api)`,
   );
+  console.log(
+    `OpenAI-compatible API base: ${sim.url}/v1  (chat/completions as ${sim.chat.model}, embeddings; faults: sim fault llm …, sim fault embeddings …)`,
+  );
   console.log(JSON.stringify({ sources: sim.sources() }, null, 2));
 
   let stopping = false;
