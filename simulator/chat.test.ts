@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { validateExtraction } from "@/lib/extract/schema";
 import { CATEGORIES, ENTITY_TYPES, EXTRACTION_LANGUAGES } from "@/lib/extract/types";
 import { keywordCategory, namesIn, scriptLanguage } from "./chatAnswer";
 import { countTokens } from "./embeddings";
@@ -83,6 +84,16 @@ function contractErrors(candidate: unknown): string[] {
   return errors;
 }
 
+/**
+ * Valid by this file's reading of the contract and by the extraction chain's own validator
+ * (lib/extract/schema.ts), which takes it as it is: nothing to trim, no repeated entity.
+ */
+function expectValid(candidate: unknown): void {
+  expect(contractErrors(candidate)).toEqual([]);
+  const checked = validateExtraction(candidate);
+  expect(checked).toEqual({ ok: true, value: candidate });
+}
+
 describe("simulator chat endpoint (POST /v1/chat/completions)", () => {
   it("answers an OpenAI chat completion whose content is a valid extraction, with usage", async () => {
     const item = { title: "Cyclone hits Khulna coast, thousands move to shelters" };
@@ -97,7 +108,7 @@ describe("simulator chat endpoint (POST /v1/chat/completions)", () => {
     });
     const content = r.json.choices[0].message.content as string;
     const extraction = JSON.parse(content);
-    expect(contractErrors(extraction)).toEqual([]);
+    expectValid(extraction);
     expect(extraction).toEqual({
       language: "en",
       category: "weather",
@@ -123,7 +134,7 @@ describe("simulator chat endpoint (POST /v1/chat/completions)", () => {
     expect(known).toBeDefined();
     const r = await ask({ title: story.title });
     const extraction = contentOf(r) as Record<string, unknown>;
-    expect(contractErrors(extraction)).toEqual([]);
+    expectValid(extraction);
     expect(extraction.language).toBe("bn");
     expect(extraction.category).toBe(story.category);
     // The detail sentence of its summary names a person and a district.
@@ -145,7 +156,7 @@ describe("simulator chat endpoint (POST /v1/chat/completions)", () => {
     // Words around the title make it another text: answered by keywords, without the story's
     // instruments.
     const asText = contentOf(await ask(`Item:\n${custom.title}`)) as { entities: unknown[] };
-    expect(contractErrors(asText)).toEqual([]);
+    expectValid(asText);
     expect(asText.entities).not.toContainEqual({ text: "GP.DH", type: "instrument" });
     const withSummary = await ask({ title: custom.title, summary: custom.summary });
     expect(contentOf(withSummary)).toEqual({
@@ -158,6 +169,21 @@ describe("simulator chat endpoint (POST /v1/chat/completions)", () => {
       ],
       summary: null,
     });
+  });
+
+  it("gives every story published so far a valid answer in its own language and category", async () => {
+    const items = sim.control.truth().items;
+    const titles = new Map(items.map((i) => [i.title, i]));
+    expect(titles.size).toBeGreaterThan(50);
+    const languages = new Set<string>();
+    for (const [title, item] of titles) {
+      const extraction = contentOf(await ask({ title })) as Record<string, unknown>;
+      expectValid(extraction);
+      const story = sim.control.stories(item.outlet)[item.number - 1];
+      expect(extraction).toMatchObject({ language: item.language, category: story?.category });
+      languages.add(item.language);
+    }
+    expect([...languages].sort()).toEqual(["bn", "en"]);
   });
 
   it("finds the item as JSON anywhere in a user message, in content parts, or as plain text", async () => {
@@ -379,6 +405,7 @@ describe("simulator chat endpoint (POST /v1/chat/completions)", () => {
     for (const a of answers) {
       expect(a).toBeTypeOf("object");
       expect(contractErrors(a)).not.toEqual([]);
+      expect(validateExtraction(a)).toMatchObject({ ok: false, errors: [expect.any(String)] });
     }
     expect(answers.map((a) => [a.language, a.category, a.entities])).toEqual([
       ["fr", "weather", [{ text: "Sylhet", type: "place" }]],
@@ -390,10 +417,12 @@ describe("simulator chat endpoint (POST /v1/chat/completions)", () => {
     expect(String(answers[3]?.summary)).toHaveLength(2_000);
     expect(answers[4]).not.toHaveProperty("language");
     // Still in force: no `calls`, so it stays until cleared; then valid answers again.
-    expect(contractErrors(contentOf(await ask(item)))).toEqual(["language"]);
+    const again = contentOf(await ask(item));
+    expect(contractErrors(again)).toEqual(["language"]);
+    expect(validateExtraction(again).ok).toBe(false);
     expect(sim.control.faults()).toEqual([{ sourceId: "llm", faults: [{ kind: "schema" }] }]);
     sim.control.clear("llm", "schema");
-    expect(contractErrors(contentOf(await ask(item)))).toEqual([]);
+    expectValid(contentOf(await ask(item)));
   });
 
   it("takes the chat faults only on llm, and refuses the feeds' and embeddings' own", () => {
