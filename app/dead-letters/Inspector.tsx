@@ -2,8 +2,12 @@ import { useDeadLetter } from "@/components/hooks/useDeadLetters";
 import { when } from "@/lib/dashboard/format";
 import s from "./deadLetters.module.css";
 import { ErrorNote } from "./ErrorNote";
+import { FailureDetail } from "./FailureDetail";
 
-/** One dead letter in full: where it failed, its payload, the last error's stack, every failure. */
+/**
+ * One dead letter in full: where it failed, the last error's detail (an extraction's attempts with
+ * raw answers), its stack, its payload, every failure.
+ */
 export function Inspector({ id, onClose }: { id: string; onClose: () => void }) {
   const { data, error, isLoading } = useDeadLetter(id);
   return (
@@ -41,6 +45,7 @@ export function Inspector({ id, onClose }: { id: string; onClose: () => void }) 
               {data.lastError?.host ? ` (host ${data.lastError.host})` : ""}
             </dd>
           </dl>
+          <FailureDetail detail={data.lastError?.detail} />
           <h3>Stack</h3>
           <pre className={s.pre}>{data.lastError?.stack ?? "(none recorded)"}</pre>
           <h3>Payload</h3>

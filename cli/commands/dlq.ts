@@ -124,6 +124,8 @@ export async function run(args: string[]): Promise<number> {
         const e = d.lastError;
         console.log(`  last error ${e?.code ?? "-"}: ${e?.message ?? "-"}`);
         if (e?.host) console.log(`  host ${e.host}`);
+        // The extract stage's attempts: each provider's outcome, error and raw answer.
+        if (e?.detail !== undefined) console.log(`  detail ${json(e.detail)}`);
         if (e?.stack) console.log(e.stack.replace(/^/gm, "    "));
         console.log(`  failures (${d.failures.length}):`);
         for (const f of d.failures) {

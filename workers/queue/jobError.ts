@@ -3,8 +3,14 @@ import type { JobError } from "./types";
 
 const MAX_MESSAGE = 4_000;
 const MAX_STACK = 16_000;
+/** As much as a stack: a failure is kept on every attempt (job_failures) and on the dead letter. */
+const MAX_DETAIL = 16_000;
 
-/** Anything thrown, as a JobError: code (err.code, else the error's name), message and stack. */
+/**
+ * Anything thrown, as a JobError: code (err.code, else the error's name), message, stack, and the
+ * error's `detail` when it has one that JSON can hold (past MAX_DETAIL characters, its JSON text
+ * cut, marked `truncated`).
+ */
 export function toJobError(err: unknown, host?: string): JobError {
   const e = err as {
     code?: unknown;
@@ -12,6 +18,7 @@ export function toJobError(err: unknown, host?: string): JobError {
     message?: unknown;
     stack?: unknown;
     host?: unknown;
+    detail?: unknown;
   };
   const isObject = typeof err === "object" && err !== null;
   const code =
@@ -22,12 +29,26 @@ export function toJobError(err: unknown, host?: string): JobError {
         : "Error";
   const message = isObject && typeof e.message === "string" ? e.message : String(err);
   const errHost = isObject && typeof e.host === "string" ? e.host : undefined;
+  const detail = isObject ? boundedDetail(e.detail) : undefined;
   return {
     code: code.slice(0, 200),
     message: message.slice(0, MAX_MESSAGE),
     stack: isObject && typeof e.stack === "string" ? e.stack.slice(0, MAX_STACK) : undefined,
     host: host ?? errHost,
+    ...(detail === undefined ? {} : { detail }),
   };
+}
+
+function boundedDetail(detail: unknown): unknown {
+  if (detail === undefined || detail === null) return undefined;
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(detail);
+  } catch {
+    return undefined; // a cycle, a BigInt: nothing JSON can keep
+  }
+  if (text === undefined) return undefined;
+  return text.length <= MAX_DETAIL ? detail : { truncated: true, json: text.slice(0, MAX_DETAIL) };
 }
 
 /**

@@ -31,4 +31,10 @@ export interface JobError {
   stack?: string;
   /** The host the work was about, when there is one (part of the fingerprint). */
   host?: string;
+  /**
+   * What the stage knew of the failure beyond its message, as JSON (the extract stage: every
+   * provider's attempt with its raw answer and errors), at most 16,000 characters. Not part of
+   * the fingerprint.
+   */
+  detail?: unknown;
 }
