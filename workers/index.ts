@@ -9,6 +9,8 @@ import {
 } from "@/workers/queue/queueWorker";
 import { type DedupStageOptions, dedupStage } from "./dedup/stage";
 import { type MeaningLine, type MeaningLineOptions, meaningLine } from "./embed/line";
+import { type ExtractLine, type ExtractLineOptions, extractLine } from "./extract/line";
+import { EXTRACT_STAGE } from "./extract/stage";
 import { createLine, type LineOptions } from "./line/line";
 import { fetchStage } from "./stages/fetchStage";
 import { FETCH_QUEUE, STREAM_QUEUE, syncFrontier } from "./stages/frontier";
@@ -47,6 +49,11 @@ export interface WorkerOptions {
    * (startIngestion gives it from the settings). Absent: the line ends at dedup.
    */
   meaning?: MeaningLineOptions;
+  /**
+   * Extract after them (workers/extract), with the configured chain (startIngestion builds it
+   * from the settings; its owner closes it). Absent: no extraction.
+   */
+  extract?: ExtractLineOptions;
 }
 
 export interface Workers {
@@ -81,17 +88,27 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
     stream: options.stream,
     recheckMs: options.streamRecheckMs,
   });
+  // dedup → embed → meaning (stage 4, when calibrated) → extract: each hands its survivors on.
   const meaning: MeaningLine | null = options.meaning
-    ? await meaningLine(db, options.meaning)
+    ? await meaningLine(db, {
+        ...options.meaning,
+        handsOn: options.meaning.handsOn ?? (options.extract ? [EXTRACT_STAGE] : []),
+      })
+    : null;
+  const extract: ExtractLine | null = options.extract
+    ? extractLine(db, { ...options.extract, afterMeaning: meaning?.meaningRuns ?? false })
     : null;
   const line = createLine(
     db,
     [
       dedupStage(db, {
         ...options.line?.dedup,
-        handsOn: options.line?.dedup?.handsOn ?? (meaning ? [meaning.entry] : []),
+        handsOn:
+          options.line?.dedup?.handsOn ??
+          (meaning ? [meaning.entry] : extract ? [EXTRACT_STAGE] : []),
       }),
       ...(meaning?.stages ?? []),
+      ...(extract ? [extract.stage] : []),
     ],
     options.line,
   );
@@ -110,6 +127,7 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
   });
   await line.start();
   meaning?.start();
+  extract?.start();
   const refresh = setInterval(() => {
     sync().catch((err) => log.error({ err }, "could not sync the frontier with the sources"));
   }, options.sourcesRefreshMs ?? 30_000);
@@ -124,6 +142,7 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
       clearInterval(refresh);
       await line.stop();
       await meaning?.stop();
+      await extract?.stop();
       await queue.stop(options.stopDeadlineMs ?? 10_000);
       // The aborted stream watchers finish unwinding (their disconnect is written last), so what
       // stop() leaves in collector_status is final. They end within a database round trip or two

@@ -29,13 +29,20 @@ export interface MeaningLineOptions {
   /** The model search must use (WIREWATCH_SEARCH_MODEL); else the newest complete one. */
   searchModel?: string;
   backfill?: Omit<BackfillOptions, "modelIds" | "onComplete">;
+  /**
+   * Stages the survivors are handed on to after the last of these (extract): from stage 4 when
+   * it runs, else from embed.
+   */
+  handsOn?: readonly string[];
 }
 
 export interface MeaningLine {
-  /** embed, then meaning (stage 4) when the model has calibrated thresholds. */
+  /** embed, then meaning (stage 4) when the model has calibrated thresholds; the last hands on. */
   stages: Stage[];
   /** What dedup hands its survivors on to. */
   entry: string;
+  /** Stage 4 runs (the model has calibrated thresholds): items in review wait for its verdict. */
+  meaningRuns: boolean;
   targets: EmbedTargets;
   /** Starts the backfill walk (after the queue worker runs the stages). */
   start(): void;
@@ -84,7 +91,11 @@ export async function meaningLine(db: Database, options: MeaningLineOptions): Pr
 
   const stage4 =
     meaningRuleOf(primary.model) !== null
-      ? meaningStage(db, { target: primary, ensureVectors: vectorEnsurer(db, primary) })
+      ? meaningStage(db, {
+          target: primary,
+          ensureVectors: vectorEnsurer(db, primary),
+          handsOn: options.handsOn ?? [],
+        })
       : null;
   if (!stage4) {
     log.info(
@@ -95,12 +106,13 @@ export async function meaningLine(db: Database, options: MeaningLineOptions): Pr
   const embed = embedStage(db, {
     targets,
     registry,
-    handsOn: stage4 ? [MEANING_STAGE] : [],
+    handsOn: stage4 ? [MEANING_STAGE] : (options.handsOn ?? []),
   });
   let backfill: Backfill | null = null;
   return {
     stages: stage4 ? [embed, stage4] : [embed],
     entry: EMBED_STAGE,
+    meaningRuns: stage4 !== null,
     targets,
     start: () => {
       backfill = startBackfill(db, {

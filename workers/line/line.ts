@@ -40,6 +40,7 @@ export function createLine(
 ): Line {
   const log = logger().child({ part: "line" });
   const names = new Set(stages.map((s) => s.name));
+  const byName = new Map(stages.map((s) => [s.name, s]));
   if (names.size !== stages.length) throw new Error("line: two stages share a name");
   for (const s of stages) {
     for (const next of s.handsOn) {
@@ -68,10 +69,18 @@ export function createLine(
         if (verdict !== "survived" || stage.handsOn.length === 0) return;
         // After the stage's own commit: a crash in between leaves the hand-on to the next
         // stage's sweep, which finds the survivor undecided there.
-        const input = [
-          { key: itemJobKey(parsed.data), payload: { ...parsed.data }, sourceId: job.sourceId },
-        ];
-        for (const next of stage.handsOn) await enqueue(db, next, input);
+        for (const next of stage.handsOn) {
+          await enqueue(db, next, [
+            {
+              key: itemJobKey(parsed.data),
+              payload: { ...parsed.data },
+              sourceId: job.sourceId,
+              // The next stage's own retry budget, as its sweep would enqueue it (extract and
+              // embed: 10 attempts over about an hour; the queue's default is 5).
+              maxAttempts: byName.get(next)?.maxAttempts,
+            },
+          ]);
+        }
       },
     };
   }
