@@ -185,6 +185,18 @@ const schema = z.object({
    */
   WIREWATCH_EXTRACT_LLM_DAILY_BUDGET_USD: z.coerce.number().min(0).max(1_000_000).optional(),
   /**
+   * The tickers the local extraction provider names as instruments when they stand as words
+   * ("GP", "AAPL"), comma-separated; unset: its built-in list (lib/extract/providers/local.ts).
+   * $AAPL, "NASDAQ: MSFT" and "DSE: GP" are found whether listed or not.
+   */
+  WIREWATCH_EXTRACT_TICKERS: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9.&-]{1,15}(?:\s*,\s*[A-Za-z0-9.&-]{1,15})*$/,
+      "must be a comma list of tickers",
+    )
+    .optional(),
+  /**
    * The price table, USD per million tokens, as JSON over the built-in one (lib/extract/prices.ts):
    * {"<model>": {"input": 0.15, "output": 0.6}}.
    */
