@@ -12,6 +12,7 @@ export const PAGES = [
   { href: "/items", label: "Items" },
   { href: "/dedup", label: "Dedup" },
   { href: "/meaning", label: "Meaning" },
+  { href: "/costs", label: "Costs" },
   { href: "/repairs", label: "Repairs" },
   { href: "/audit", label: "Audit" },
 ] as const;

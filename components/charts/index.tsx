@@ -135,29 +135,47 @@ export function BarsChart({
   );
 }
 
+const dateLabel = (t: number) =>
+  new Date(t).toLocaleDateString("en-GB", { day: "numeric", month: "short", timeZone: "UTC" });
+
 /**
  * Bars over time (UTC), one segment per named series stacked in order: shares of a whole per
- * bucket (decisions by stage). Each series names its colour so a kind keeps it across pages.
+ * bucket (decisions by stage, spend by model). Each series names its colour so a kind keeps it
+ * across pages. `valueFormat`: values are amounts (dollars), not counts: decimals on the axis and
+ * in the tooltip, written by it. `time: "date"`: daily buckets, labelled by day.
  */
 export function StackedBarsChart({
   data,
   series,
   height = 240,
   label,
+  valueFormat,
+  time = "time",
 }: {
   data: SeriesPoint[];
   series: { field: string; name: string; color: string }[];
   height?: number;
   label: string;
+  valueFormat?: (value: number) => string;
+  time?: "time" | "date";
 }) {
+  const tick = time === "date" ? dateLabel : timeLabel;
   return (
     <div className="chart" role="img" aria-label={label}>
       <ResponsiveContainer width="100%" height={height}>
         <BarChart data={data} margin={{ top: 8, right: 16, bottom: 4, left: 0 }} barCategoryGap={1}>
           <CartesianGrid stroke="#e5e7eb" strokeDasharray="3 3" />
-          <XAxis dataKey="t" tickFormatter={timeLabel} fontSize={12} minTickGap={24} />
-          <YAxis fontSize={12} width={48} allowDecimals={false} />
-          <Tooltip labelFormatter={(t) => `${timeLabel(Number(t))} UTC`} />
+          <XAxis dataKey="t" tickFormatter={tick} fontSize={12} minTickGap={24} />
+          <YAxis
+            fontSize={12}
+            width={valueFormat ? 64 : 48}
+            allowDecimals={valueFormat !== undefined}
+            tickFormatter={valueFormat}
+          />
+          <Tooltip
+            labelFormatter={(t) => `${tick(Number(t))} UTC`}
+            formatter={valueFormat ? (v) => valueFormat(Number(v)) : undefined}
+          />
           {/* In the order given (the cascade's), not sorted by name. */}
           <Legend wrapperStyle={{ fontSize: 12 }} itemSorter={null} />
           {series.map((s) => (

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { age, duration, relative, utc, when } from "./format";
+import { age, duration, relative, usd, utc, when } from "./format";
 
 describe("when", () => {
   it("shows an instant as UTC to the second, or to the millisecond for a timeline", () => {
@@ -38,5 +38,17 @@ describe("relative", () => {
     expect(relative("2026-12-01T11:59:18.000Z", now)).toBe("42 s ago");
     expect(relative("2026-12-01T12:05:00.000Z", now)).toBe(`in ${duration(300)}`);
     expect(relative(null, now)).toBe("–");
+  });
+});
+
+describe("usd", () => {
+  it("shows cents from a cent up and a fraction of a cent below it", () => {
+    expect(usd(0)).toBe("$0");
+    expect(usd(1.254)).toBe("$1.25");
+    expect(usd(0.01)).toBe("$0.01");
+    expect(usd(0.0042)).toBe("$0.0042");
+    expect(usd(0.000_15)).toBe("$0.00015");
+    expect(usd(1234.5)).toBe("$1,235");
+    expect(usd(null)).toBe("–");
   });
 });

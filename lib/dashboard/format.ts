@@ -48,3 +48,16 @@ export function ms(value: number | null | undefined): string {
   if (value === null || value === undefined) return "–";
   return value < 1000 ? `${Math.round(value)} ms` : duration(value / 1000);
 }
+
+/**
+ * Dollars: cents from a cent up ("$1.25"), else enough digits to see a fraction of a cent
+ * ("$0.0042"): one extraction by a small model costs a tenth of a cent.
+ */
+export function usd(value: number | null | undefined): string {
+  if (value === null || value === undefined) return "–";
+  if (value === 0) return "$0";
+  const abs = Math.abs(value);
+  if (abs >= 100) return `$${Math.round(value).toLocaleString("en-GB")}`;
+  if (abs >= 0.01) return `$${value.toFixed(2)}`;
+  return `$${value.toPrecision(2)}`;
+}
