@@ -9,7 +9,7 @@ import {
   useOverviewQuery,
 } from "@/components/hooks/useOverview";
 import { useSourcesQuery } from "@/components/hooks/useSources";
-import { ms, percent, relative, utc } from "@/lib/dashboard/format";
+import { ms, percent, relative, usd, utc } from "@/lib/dashboard/format";
 import { NewsTable } from "./NewsTable";
 import styles from "./overview.module.css";
 
@@ -55,6 +55,21 @@ export function OverviewPage() {
           the sources: breakers are frozen and no source is disabled until it ends.
         </p>
       ) : null}
+      {o?.extraction.budgets
+        .filter((b) => b.exhausted)
+        .map((b) => (
+          <p
+            key={b.provider}
+            className={styles.budgetBanner}
+            role="alert"
+            data-banner="budget"
+            data-provider={b.provider}
+          >
+            Extraction&apos;s <strong>{b.provider}</strong> provider is stopped at its daily budget
+            ({usd(b.spentUsd)} spent of {usd(b.budgetUsd)} today): the providers after it in the
+            chain answer until midnight UTC. <Link href="/costs">Costs →</Link>
+          </p>
+        ))}
       {o ? <Tiles o={o} /> : !error ? <p className={styles.loading}>Loading…</p> : null}
       <SourcesHealth />
       <Headlines />
@@ -143,6 +158,24 @@ function Tiles({ o }: { o: OverviewJson }) {
             .map(([state, n]) => `${n} ${state}`)
             .join(", ") || "no sources"
         }
+      />
+      <Tile
+        name="extraction"
+        href="/costs"
+        title="Extraction today"
+        level={o.extraction.level}
+        value={usd(o.extraction.todayUsd)}
+        note={
+          o.extraction.budgets.length
+            ? o.extraction.budgets
+                .map(
+                  (b) =>
+                    `${b.provider}: ${usd(b.spentUsd)}${b.budgetUsd === null ? "" : ` of ${usd(b.budgetUsd)}`}${b.exhausted ? ", stopped at its budget" : ""}`,
+                )
+                .join("; ")
+            : `${o.extraction.todayCalls.toLocaleString("en-GB")} calls, none to a paid provider`
+        }
+        threshold="amber while a paid provider is stopped at its daily budget"
       />
     </div>
   );

@@ -16,7 +16,7 @@ test("every tile links to its page and the overall status is shown", async ({ pa
   const status = page.getByRole("status").filter({ hasText: /All clear|Needs attention|Alert/ });
   await expect(status).toHaveAttribute("data-status", /^(ok|amber|red)$/);
   const tiles = page.locator("[data-tile]");
-  await expect(tiles).toHaveCount(6);
+  await expect(tiles).toHaveCount(7);
   const links = Object.fromEntries(
     await Promise.all(
       (await tiles.all()).map(async (t) => [
@@ -32,6 +32,7 @@ test("every tile links to its page and the overall status is shown", async ({ pa
     breakers: "/sources",
     errors: "/sources",
     health: "/sources",
+    extraction: "/costs",
   });
   await expect(page.locator("table.news")).toBeVisible();
   await screenshot(page, testInfo, "overview");

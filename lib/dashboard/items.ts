@@ -1,6 +1,7 @@
 import type { Database } from "@/lib/db";
 import { isId } from "@/lib/validation";
 import { type ItemDedup, itemDedup } from "./dedup";
+import { type ItemExtraction, itemExtraction } from "./itemExtraction";
 import { httpLink } from "./links";
 
 /**
@@ -290,6 +291,8 @@ export interface ItemDetail {
   versions: { version: number; result: string; at: string; title: string | null }[];
   /** The dedup stage's decision, cluster and link (null: not decided yet). */
   dedup: ItemDedup | null;
+  /** Its extraction (a duplicate: its canonical's) and its own calls in the cost ledger. */
+  extraction: ItemExtraction;
 }
 
 const CHANGED = new Set(["inserted", "upgraded", "updated", "tombstoned", "repaired"]);
@@ -423,5 +426,6 @@ export async function getItem(
         title: o.title,
       })),
     dedup: await itemDedup(db, entryKey),
+    extraction: await itemExtraction(db, entryKey, r.duplicate_of),
   };
 }

@@ -5,6 +5,7 @@ import {
   setIngestionState,
 } from "@/lib/ingestionStatus";
 import { seedClaimStats } from "@/lib/testing/claimStats";
+import { COSTS_SEED, seedCostRows } from "@/lib/testing/costsSeed";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 import { overview, type Thresholds } from "./overview";
 import { minutesBefore, seedAttempts, seedSource } from "./testing";
@@ -254,5 +255,36 @@ describe("overview judged on the last 5 minutes beside the hour", () => {
     expect(o.ingestion).toMatchObject({ level: "red" });
     expect(o.ingestion.reason).toMatch(/no source's collector/);
     expect(o.status).toBe("red");
+  });
+});
+
+describe("overview: extraction's budget", () => {
+  it("shows today's extraction spend, and turns amber while a paid provider is stopped at its budget", async () => {
+    const costs = await createTestDatabase();
+    try {
+      // Every source the seed adds is fresh (starting): only the budget can move the level.
+      await seedCostRows(costs, now);
+      setIngestionElsewhere();
+      const stopped = await overview(costs, {
+        now,
+        thresholds,
+        budgets: { llm: COSTS_SEED.budgetUsd },
+      });
+      expect(stopped.extraction.level).toBe("amber");
+      expect(stopped.extraction.todayUsd).toBeCloseTo(COSTS_SEED.todayUsd, 10);
+      expect(stopped.extraction.todayCalls).toBe(COSTS_SEED.todayCalls);
+      expect(stopped.extraction.budgets).toMatchObject([
+        { provider: "llm", budgetUsd: COSTS_SEED.budgetUsd, exhausted: true, skippedToday: 1 },
+      ]);
+      expect(stopped.status).toBe("amber");
+      // A budget above today's spend: listed, not stopped, all clear.
+      const under = await overview(costs, { now, thresholds, budgets: { llm: 1 } });
+      expect(under.extraction.level).toBe("ok");
+      expect(under.extraction.budgets[0]).toMatchObject({ exhausted: false, budgetUsd: 1 });
+      expect(under.status).toBe("ok");
+    } finally {
+      resetIngestionStatus();
+      await costs.drop();
+    }
   });
 });

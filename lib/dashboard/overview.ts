@@ -8,6 +8,7 @@ import {
   ingestionUnhealthy,
 } from "@/lib/ingestionStatus";
 import { claimWindows } from "./claimStats";
+import { type BudgetState, budgetStates } from "./costs";
 import { listSources } from "./sources";
 
 export type Level = "ok" | "amber" | "red";
@@ -64,6 +65,11 @@ export interface Overview {
   };
   health: { level: Level; total: number; byState: Record<HealthState, number> };
   outage: { since: Date; failingHosts: number; totalHosts: number; detail: string | null } | null;
+  /**
+   * Extraction's spend today (UTC) and each paid provider's budget: amber while one is stopped at
+   * its budget (the providers after it answer, so nothing is lost, but the paid one is not used).
+   */
+  extraction: { level: Level; todayUsd: number; todayCalls: number; budgets: BudgetState[] };
   thresholds: Pick<
     Config,
     | "ALERT_DLQ_AMBER"
@@ -103,11 +109,18 @@ export async function overview(
     now = new Date(),
     thresholds = thresholdsFrom(),
     ingestion = ingestionStatus(),
-  }: { now?: Date; thresholds?: Thresholds; ingestion?: IngestionStatus | null } = {},
+    budgets = { llm: config().WIREWATCH_EXTRACT_LLM_DAILY_BUDGET_USD },
+  }: {
+    now?: Date;
+    thresholds?: Thresholds;
+    ingestion?: IngestionStatus | null;
+    /** Daily budget per paid provider (lib/dashboard/costs.ts budgetStates). */
+    budgets?: Record<string, number | null | undefined>;
+  } = {},
 ): Promise<Overview> {
   const from = new Date(now.getTime() - HOUR_MS);
   const recent = new Date(now.getTime() - SHORT_WINDOW_MS);
-  const [ingest, lag, dead, fetches, sources, outage] = await Promise.all([
+  const [ingest, lag, dead, fetches, sources, outage, spend] = await Promise.all([
     db.prisma.$queryRaw<{ minute: Date; count: number }[]>`
       SELECT date_trunc('minute', received_at) AS minute, count(*)::int AS count
       FROM news_events
@@ -137,6 +150,7 @@ export async function overview(
       WHERE started_at >= ${from} AND started_at <= ${now}`,
     listSources(db, now),
     db.prisma.networkOutage.findFirst({ where: { endedAt: null }, orderBy: { id: "desc" } }),
+    budgetStates(db, { now, budgets }),
   ]);
 
   const firstMinute = Math.floor(from.getTime() / 60_000) * 60_000 + 60_000;
@@ -260,6 +274,12 @@ export async function overview(
           detail: outage.detail,
         }
       : null,
+    extraction: {
+      level: spend.states.some((b) => b.exhausted) ? "amber" : "ok",
+      todayUsd: spend.today.costUsd,
+      todayCalls: spend.today.calls,
+      budgets: spend.states,
+    },
     thresholds,
   };
   const levels: Level[] = [
@@ -271,6 +291,7 @@ export async function overview(
     o.fetches.level,
     o.health.level,
     o.outage ? "red" : "ok",
+    o.extraction.level,
   ];
   const status = levels.reduce<Level>((w, l) => (RANK[l] > RANK[w] ? l : w), "ok");
   return { ...o, status };

@@ -7,6 +7,7 @@ import { useItem } from "@/components/hooks/useItem";
 import { Pager, usePages } from "@/components/ui/Pager";
 import { when } from "@/lib/dashboard/format";
 import { ItemCluster } from "./ItemCluster";
+import { ItemExtraction } from "./ItemExtraction";
 
 /** One item's provenance: its current row, the versions, and every observation of it. */
 export function ItemView({ entryKey }: { entryKey: string }) {
@@ -107,6 +108,8 @@ export function ItemView({ entryKey }: { entryKey: string }) {
       </section>
 
       <ItemCluster dedup={data.dedup} version={item.version} />
+
+      <ItemExtraction e={data.extraction} isDuplicate={item.duplicateOf !== null} />
 
       <h2>Versions</h2>
       {data.versions.length === 0 ? (
