@@ -36,3 +36,14 @@ export function plainText(text: string | null | undefined): string {
     .replace(/\s+/g, " ")
     .trim();
 }
+
+/** A raw answer kept for the dead letter and the correction prompt: 4 KiB. */
+export const MAX_RAW_BYTES = 4_096;
+
+/** At most `maxBytes` of UTF-8, cut at a character, an ellipsis marking the cut. */
+export function truncate(text: string, maxBytes = MAX_RAW_BYTES): string {
+  if (Buffer.byteLength(text) <= maxBytes) return text;
+  let cut = text.slice(0, maxBytes);
+  while (Buffer.byteLength(cut) > maxBytes - 3) cut = cut.slice(0, -1);
+  return `${cut}…`;
+}

@@ -123,6 +123,11 @@ export interface Correction {
 export interface ProviderCallOptions {
   signal?: AbortSignal;
   correction?: Correction;
+  /**
+   * Told of each failed attempt the provider retried itself (a 429, a 5xx, a timeout), before
+   * the next: the answer `call()` returns is the last attempt's, and the ledger records every one.
+   */
+  onRetried?: (failed: Extract<ProviderAnswer, { ok: false }>) => void;
 }
 
 export interface ExtractionProvider {
