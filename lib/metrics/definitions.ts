@@ -1,8 +1,9 @@
 import { type CollectFunction, Counter, Gauge, Histogram, type Registry } from "prom-client";
 import { CLAIM_WAIT_BUCKETS_SECONDS } from "@/lib/claimWaits";
 import { FETCH_CODES, ORIGINS, REJECT_REASONS, RESULTS, WORKER_STATES } from "@/lib/codes";
+import { EXTRACT_FAILURE_CODES } from "@/lib/extract/types";
 import { expectedActivitySeconds, GAPS_TO_LEARN, HEALTH_STATES, sourceHealth } from "@/lib/health";
-import { LabelGuard, type Labels, stageGuard } from "./labels";
+import { LabelGuard, type Labels, modelGuard, stageGuard } from "./labels";
 import type { Snapshot } from "./snapshot";
 
 /**
@@ -43,6 +44,12 @@ const DEDUP_OUTCOMES = ["unique", "duplicate", "review", "removed"];
  * and reach 1 s for a decision that waited on a lock or a slow disk.
  */
 const DEDUP_DECISION_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+
+/**
+ * What became of a supplier call: "ok", "error" (an embedding call's failure) or an extraction
+ * failure's stable code (lib/extract/types.ts), so a 429 and a schema violation are told apart.
+ */
+const PROVIDER_OUTCOMES = ["ok", "error", ...EXTRACT_FAILURE_CODES];
 
 /** Search latency: the aim is p95 < 100 ms at 1,000,000 items (bench search). */
 const SEARCH_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
@@ -209,22 +216,51 @@ export function defineOwnMetrics(registry: Registry) {
     }),
     providerCalls: counter(
       registry,
-      new LabelGuard(["purpose", "provider", "model"], { outcome: ["ok", "error"] }),
+      modelGuard(["purpose", "provider", "model"], { outcome: PROVIDER_OUTCOMES }),
       {
         name: "wirewatch_provider_calls_total",
-        help: "Calls to a supplier (embeddings, extraction), retries included, by purpose, provider, model and outcome.",
+        help: "Calls to a supplier (embeddings, extraction), retries and attempts held back (budget_exhausted, breaker_open, skipped) included, by purpose, provider, model and outcome (ok, error for an embedding call, or the extraction failure's code).",
         labelNames: ["purpose", "provider", "model", "outcome"],
       },
     ),
-    providerCost: counter(registry, new LabelGuard(["purpose", "provider", "model"]), {
+    providerCost: counter(registry, modelGuard(["purpose", "provider", "model"]), {
       name: "wirewatch_provider_cost_usd_total",
       help: "What calls to a supplier cost, in US dollars at the configured price, by purpose, provider and model.",
       labelNames: ["purpose", "provider", "model"],
     }),
-    providerTokens: counter(registry, new LabelGuard(["purpose", "provider", "model"]), {
+    providerTokens: counter(registry, modelGuard(["purpose", "provider", "model"]), {
       name: "wirewatch_provider_input_tokens_total",
       help: "Input tokens sent to a supplier (as it reported them, or estimated), by purpose, provider and model.",
       labelNames: ["purpose", "provider", "model"],
+    }),
+    providerOutputTokens: counter(registry, modelGuard(["purpose", "provider", "model"]), {
+      name: "wirewatch_provider_output_tokens_total",
+      help: "Output tokens a supplier answered with (as it reported them), by purpose, provider and model.",
+      labelNames: ["purpose", "provider", "model"],
+    }),
+    providerCorrections: counter(registry, modelGuard(["purpose", "provider", "model"]), {
+      name: "wirewatch_provider_correction_retries_total",
+      help: "Correction retries: a call that fed the validation errors of the answer before it back to the supplier, by purpose, provider and model.",
+      labelNames: ["purpose", "provider", "model"],
+    }),
+    extractions: counter(
+      registry,
+      modelGuard(["provider", "model"], { outcome: ["ok", "failed"] }),
+      {
+        name: "wirewatch_extractions_total",
+        help: 'Extractions settled by the chain: ok by the provider and model that answered, or failed (every provider failed; provider and model "none").',
+        labelNames: ["provider", "model", "outcome"],
+      },
+    ),
+    extractFallovers: counter(registry, modelGuard(["provider", "model"]), {
+      name: "wirewatch_extract_fallovers_total",
+      help: "Extractions answered by a provider after the first of the chain (the first failed, was rate limited, over its budget or invalid twice), by the provider and model that answered.",
+      labelNames: ["provider", "model"],
+    }),
+    extractBudgetReached: counter(registry, new LabelGuard(["provider"], {}, 20, 20), {
+      name: "wirewatch_extract_budget_reached_total",
+      help: "Times a paid extraction provider reached its daily budget (it is skipped until midnight UTC), by provider.",
+      labelNames: ["provider"],
     }),
     searchSeconds: histogram(
       registry,
@@ -613,6 +649,46 @@ export function defineDbMetrics(
     "How long the oldest of those has waited since it changed (0 when none waits; at most an hour).",
     [],
     (g, s) => g.set(s.dedup.undecidedOldest),
+  );
+  // Extraction (issue 15): each paid provider's day against its budget, and coverage.
+  const budgetProvider = () => new LabelGuard(["provider"], {}, 20, 20);
+  gauge(
+    "wirewatch_extract_spend_today_usd",
+    "Extraction spend of the UTC day so far, in US dollars, by paid provider (those with a budget or any spend today).",
+    ["provider"],
+    (g, s) => {
+      const b = budgetProvider();
+      for (const p of s.extraction.budgets) g.set(b.labels(p), p.spentUsd);
+    },
+  );
+  gauge(
+    "wirewatch_extract_budget_usd",
+    "A paid extraction provider's daily budget in US dollars (WIREWATCH_EXTRACT_LLM_DAILY_BUDGET_USD); absent when none is set.",
+    ["provider"],
+    (g, s) => {
+      const b = budgetProvider();
+      for (const p of s.extraction.budgets) {
+        if (p.budgetUsd !== null) g.set(b.labels(p), p.budgetUsd);
+      }
+    },
+  );
+  gauge(
+    "wirewatch_extract_budget_exhausted",
+    "1 while a paid extraction provider's spend today has reached its daily budget (the chain skips it until midnight UTC and the providers after it answer), else 0.",
+    ["provider"],
+    (g, s) => {
+      const b = budgetProvider();
+      for (const p of s.extraction.budgets) g.set(b.labels(p), p.exhausted ? 1 : 0);
+    },
+  );
+  gauge(
+    "wirewatch_extract_coverage_ratio",
+    "Share of the canonical items with an extraction by the chain that made the newest one (its rows / canonical items, at most 1; 1 when there are none): an extraction backfill's progress.",
+    [],
+    (g, s) => {
+      const { canonical, extracted } = s.extraction;
+      g.set(canonical > 0 ? Math.min(1, extracted / canonical) : 1);
+    },
   );
   return { addClaimLag: claimLagAdder(lag) };
 }

@@ -18,6 +18,12 @@ export const LIMITS = {
 } as const;
 
 const IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$/;
+/**
+ * A model id as wirewatch and its suppliers write them: "shipped:use-lite@0.2.0",
+ * "local-rules@1", "meta-llama/Llama-3.1-8B-Instruct" (a vLLM name). Still no spaces and no URL;
+ * models come from the settings, never from an item.
+ */
+export const MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,99}$/;
 
 export type Labels = Record<string, string>;
 
@@ -34,6 +40,8 @@ export class LabelGuard {
     private readonly closed: Record<string, readonly string[]> = {},
     private readonly maxValues: number = LIMITS.values,
     private readonly maxSeries: number = LIMITS.series,
+    /** What an open label's value must look like (IDENTIFIER; MODEL_ID for a model's). */
+    private readonly patterns: Record<string, RegExp> = {},
   ) {}
 
   /** Bounded labels from an event or row (fields that are not labels are ignored). */
@@ -58,7 +66,7 @@ export class LabelGuard {
   }
 
   private admit(name: string, value: string): string {
-    if (!IDENTIFIER.test(value) || value.includes("://")) return "invalid";
+    if (!(this.patterns[name] ?? IDENTIFIER).test(value) || value.includes("://")) return "invalid";
     let seen = this.values.get(name);
     if (!seen) {
       seen = new Set();
@@ -77,6 +85,15 @@ export class LabelGuard {
       .join("\u0000");
   }
 }
+
+/**
+ * Supplier calls by purpose, provider and model (and any enumerated labels): a deployment has a
+ * handful of models, 50 leave room for every change of a year; a model label may hold "@" and "/".
+ */
+export const modelGuard = (
+  open: readonly string[],
+  closed: Record<string, readonly string[]> = {},
+) => new LabelGuard(open, closed, 50, LIMITS.series, { model: MODEL_ID });
 
 /** Stages (queue names) are few: 32 values and label sets, whatever a queue is called. */
 export const stageGuard = () => new LabelGuard(["stage"], {}, 32, 32);

@@ -1,4 +1,6 @@
 import type { WorkerState } from "@/lib/codes";
+import { config } from "@/lib/config";
+import { budgetStates } from "@/lib/dashboard/costs";
 import { countWorkers } from "@/lib/dashboard/workers";
 import type { Database } from "@/lib/db";
 import { LIMITS } from "./labels";
@@ -61,6 +63,13 @@ export interface Snapshot {
     canonical: number;
     models: { model: string; kind: string; state: string; embedded: number }[];
   };
+  extraction: {
+    /** Each paid provider's UTC day (lib/dashboard/costs.ts budgetStates). */
+    budgets: { provider: string; spentUsd: number; budgetUsd: number | null; exhausted: boolean }[];
+    canonical: number;
+    /** item_extractions rows by the chain that made the newest one. */
+    extracted: number;
+  };
 }
 
 export async function readSnapshot(db: Database): Promise<Snapshot> {
@@ -121,6 +130,7 @@ export async function readSnapshot(db: Database): Promise<Snapshot> {
   const workers = await countWorkers(db);
   const [dedup] = await readDedup(db);
   const embedding = await readEmbedding(db);
+  const extraction = await readExtraction(db, embedding.canonical);
   return {
     queues,
     breakers: breakers ?? { open: 0, halfOpen: 0 },
@@ -141,6 +151,33 @@ export async function readSnapshot(db: Database): Promise<Snapshot> {
       undecidedOldest: 0,
     },
     embedding,
+    extraction,
+  };
+}
+
+/**
+ * Extraction's budgets today (a range of today's ledger rows on provider_calls_provider_idx) and
+ * its coverage, counted cheaply: the rows of the newest extraction's chain on
+ * item_extractions_extractor_idx against the canonical count already read, not the join the
+ * Costs page makes (that one checks each row's version: seconds at 1,000,000 items, too slow for
+ * a scrape every 15 s). An item edited since its extraction still counts here until re-extracted.
+ */
+async function readExtraction(db: Database, canonical: number): Promise<Snapshot["extraction"]> {
+  const { states } = await budgetStates(db, {
+    budgets: { llm: config().WIREWATCH_EXTRACT_LLM_DAILY_BUDGET_USD },
+  });
+  const [row] = await db.prisma.$queryRaw<{ n: number }[]>`
+    SELECT count(*)::float8 AS n FROM item_extractions
+    WHERE extractor = (SELECT extractor FROM item_extractions ORDER BY extracted_at DESC LIMIT 1)`;
+  return {
+    budgets: states.map((b) => ({
+      provider: b.provider,
+      spentUsd: b.spentUsd,
+      budgetUsd: b.budgetUsd,
+      exhausted: b.exhausted,
+    })),
+    canonical,
+    extracted: row?.n ?? 0,
   };
 }
 

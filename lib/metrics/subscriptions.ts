@@ -60,10 +60,18 @@ export function subscribeMetrics(m: OwnMetrics): () => void {
     on("embed:failed", (e) => m.embeddings.inc({ model: e.model, outcome: "failed" }, e.items)),
     on("provider:call", (e) => {
       const labels = { purpose: e.purpose, provider: e.provider, model: e.model };
-      m.providerCalls.inc({ ...labels, outcome: e.ok ? "ok" : "error" });
+      m.providerCalls.inc({ ...labels, outcome: e.outcome || (e.ok ? "ok" : "error") });
       if (e.costUsd > 0) m.providerCost.inc(labels, e.costUsd);
       if (e.inputTokens > 0) m.providerTokens.inc(labels, e.inputTokens);
+      if (e.outputTokens > 0) m.providerOutputTokens.inc(labels, e.outputTokens);
+      if (e.correction) m.providerCorrections.inc(labels);
     }),
+    on("extract:done", (e) => {
+      const labels = { provider: e.provider ?? "none", model: e.model ?? "none" };
+      m.extractions.inc({ ...labels, outcome: e.ok ? "ok" : "failed" });
+      if (e.ok && e.fellOver) m.extractFallovers.inc(labels);
+    }),
+    on("extract:budget", (e) => m.extractBudgetReached.inc(e)),
     on("search:done", (e) =>
       m.searchSeconds.observe(
         { mode: e.model === null ? "fulltext" : "hybrid", backend: e.backend },
