@@ -383,9 +383,11 @@ export class OpenAICompatibleProvider implements ExtractionProvider {
     try {
       candidate = JSON.parse(stripFence(content));
     } catch {
-      const why = content.trim() === "" ? "the content is empty" : "the content is not JSON";
+      const empty = content.trim() === "";
+      const why = empty ? "the content is empty" : "the content is not JSON";
+      // An empty content says nothing for the dead letter: the whole body does.
       throw new AttemptFailed(
-        { ...failure("malformed", why, spent), rawText: truncate(content) },
+        { ...failure("malformed", why, spent), rawText: truncate(empty ? text : content) },
         false,
       );
     }
