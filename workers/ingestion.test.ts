@@ -43,6 +43,18 @@ describe("ingestion with nothing configured", () => {
     const statuses = await db.prisma.collectorStatus.findMany({ where: { sourceId: "wire" } });
     expect(statuses.map((s) => s.collector).sort()).toEqual(["A", "B"]);
 
+    // The line extracts what survives dedup by the simulator's chat model (llm → local), costed.
+    let extracted: { provider: string; model: string; cost_usd: number }[] = [];
+    const until = Date.now() + 90_000;
+    while (Date.now() < until) {
+      extracted = await db.prisma.$queryRaw`
+        SELECT provider, model, cost_usd FROM item_extractions WHERE provider = 'llm' LIMIT 1`;
+      if (extracted.length > 0) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(extracted[0]).toMatchObject({ provider: "llm", model: "sim-extract-1" });
+    expect(extracted[0]?.cost_usd).toBeGreaterThan(0);
+
     await ingestion.stop();
     ingestion = undefined;
     const after = await db.prisma.collectorStatus.findMany({ where: { sourceId: "wire" } });

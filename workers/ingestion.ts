@@ -1,10 +1,12 @@
 import { type Config, config } from "@/lib/config";
 import type { Database } from "@/lib/db";
 import { logger } from "@/lib/logger";
+import { CHAT_MODEL } from "@/simulator/chat";
 import { type Simulator, startSimulator } from "@/simulator/server";
 import { loadSourcesFile, type SourceConfig, sourceSchema } from "@/workers/sources/sourcesFile";
 import { syncSources } from "@/workers/sources/syncSources";
 import { configuredMeaning } from "./embed/configured";
+import { configuredExtraction } from "./extract/configured";
 import { startWorkers, type Workers } from "./index";
 import { forfeitLeases } from "./queue/forfeitLeases";
 import { sweep } from "./queue/sweep";
@@ -68,10 +70,19 @@ export async function startIngestion(db: Database): Promise<Ingestion> {
   if (db.kind === "pglite") await reclaimAbandonedLeases(db);
 
   const meaning = configuredMeaning(db);
+  // The embedded default's simulator serves a chat endpoint: with no chat server configured, the
+  // chain asks it (llm → local), so costs show from the first minute.
+  const extraction = configuredExtraction(
+    db,
+    simulator && !settings.WIREWATCH_EXTRACT_LLM_URL
+      ? { url: `${simulator.url}/v1`, model: CHAT_MODEL }
+      : undefined,
+  );
   let workers: Workers;
   try {
-    workers = await startWorkers(db, { meaning: meaning?.options });
+    workers = await startWorkers(db, { meaning: meaning?.options, extract: extraction?.options });
   } catch (err) {
+    await extraction?.close();
     await simulator?.stop();
     throw err;
   }
@@ -79,6 +90,7 @@ export async function startIngestion(db: Database): Promise<Ingestion> {
     simulator,
     stop: async () => {
       await workers.stop();
+      await extraction?.close();
       await meaning?.options.embedder.close();
       await meaning?.ledger.close();
       await simulator?.stop();

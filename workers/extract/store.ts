@@ -2,6 +2,8 @@ import type { Database } from "@/lib/db";
 import { validateExtraction } from "@/lib/extract/schema";
 import type { ExtractResult } from "@/lib/extract/types";
 
+const NOT_CALLED: ReadonlySet<string> = new Set(["skipped", "budget_exhausted", "breaker_open"]);
+
 export interface StoreInput {
   entryKey: string;
   itemVersion: number;
@@ -19,9 +21,10 @@ export interface StoreInput {
  * more here, at the only writer of item_extractions, so nothing invalid is stored whatever the
  * Extractor (seed 002: "malformed output is never saved"). Answers whether the row was written.
  *
- * What the job paid (calls, tokens, cost) counts every attempt of the chain's call that made it,
- * corrections and refused providers included; the attempts of earlier failed runs of the job are
- * in provider_calls (by entry_key and item_version) and the Costs page's per-article totals.
+ * What the job paid (calls, tokens, cost) counts every call of the chain that made it,
+ * corrections and refused providers included, not the providers it passed over without calling;
+ * the calls of earlier failed runs of the job are in provider_calls (by entry_key and
+ * item_version), where the Costs page's per-article totals read them.
  */
 export async function storeExtraction(db: Database, input: StoreInput): Promise<boolean> {
   const { result } = input;
@@ -32,7 +35,9 @@ export async function storeExtraction(db: Database, input: StoreInput): Promise<
     );
   }
   const e = checked.value;
-  const attempts = result.attempts;
+  // An attempt the chain made without calling (held back by a Retry-After, over its budget, its
+  // breaker open) is in the ledger at cost 0, but is no call.
+  const attempts = result.attempts.filter((a) => !NOT_CALLED.has(a.outcome));
   const sum = (f: (a: (typeof attempts)[number]) => number) =>
     attempts.reduce((n, a) => n + (Number.isFinite(f(a)) ? f(a) : 0), 0);
   const written = await db.prisma.$executeRaw`
