@@ -11,6 +11,12 @@ export interface ExtractBackfillOptions {
   afterMeaning?: boolean;
   /** Between rounds (default 10 s). */
   intervalMs?: number;
+  /**
+   * After a walk that found nothing, the next walk starts this much later (default 1 h): it
+   * finds what the line's sweep no longer looks at (items decided over an hour ago with no
+   * extraction and no job).
+   */
+  idleMs?: number;
   /** Items looked at per page (default 500). */
   pageSize?: number;
   /**
@@ -30,7 +36,7 @@ export const BACKFILL_PRIORITY = -10;
 export interface ExtractBackfill {
   /** One round now: enqueue a page of what another chain made (or nothing did). */
   round(): Promise<void>;
-  /** A walk from start to end found nothing to re-extract: every canonical item is current. */
+  /** The last walk from start to end found nothing to do: every canonical item is current. */
   complete(): boolean;
   stop(): Promise<void>;
 }
@@ -50,7 +56,9 @@ interface PageRow {
  * while fewer than 2,000 extract jobs wait. Until its job runs, an item keeps the older chain's
  * extraction: readers never see a gap. An item whose job is a dead letter is not enqueued again
  * (an operator requeues it, as the sweep leaves it). A walk that found nothing to do from start
- * to end is complete; this process then stops walking (its chain cannot change until a restart).
+ * to end is complete; the next starts an hour later (the line's sweep looks back an hour only:
+ * the walk is also how an older item with no extraction and no job is found, e.g. history on the
+ * first start with extraction on).
  */
 export function startExtractBackfill(
   db: Database,
@@ -68,7 +76,7 @@ export function startExtractBackfill(
   let stopped = false;
 
   const roundOnce = async () => {
-    for (let page = 0; page < pagesPerRound && !done; page++) {
+    for (let page = 0; page < pagesPerRound; page++) {
       const [queued] = await db.prisma.$queryRaw<{ n: number }[]>`
         SELECT count(*)::int AS n FROM jobs
         WHERE queue = ${EXTRACT_STAGE} AND state IN ('ready', 'leased')`;
@@ -99,6 +107,7 @@ export function startExtractBackfill(
       }
       if (missing.length > 0) {
         walk.found = true;
+        done = false;
         await enqueue(
           db,
           EXTRACT_STAGE,
@@ -115,11 +124,12 @@ export function startExtractBackfill(
       if (rows.length < pageSize && last === rows.at(-1)) {
         // The end of a walk. Nothing to do from start to end: complete. Else walk again (the jobs
         // enqueued this walk will have run by then, or their items show up again).
-        if (!walk.found) {
-          done = true;
+        if (!walk.found && !done) {
           log.info({ extractor: options.extractorId }, "extraction backfill complete");
         }
+        done = !walk.found;
         walk = { after: "", found: false };
+        return; // a walk a round at most: after a complete one, the next waits idleMs
       }
       if (missing.length > 0) return; // one page of jobs a round: the queue works between rounds
     }
@@ -130,7 +140,12 @@ export function startExtractBackfill(
       .then(roundOnce)
       .catch((err: unknown) => log.warn({ err }, "extraction backfill round failed; it runs again"))
       .finally(() => {
-        if (!stopped && !done) timer = setTimeout(tick, options.intervalMs ?? 10_000);
+        if (stopped) return;
+        const atStart = walk.after === "";
+        timer = setTimeout(
+          tick,
+          done && atStart ? (options.idleMs ?? 3_600_000) : (options.intervalMs ?? 10_000),
+        );
       });
   };
   tick();

@@ -364,7 +364,7 @@ describe("the extract stage", () => {
     await meaning.stop();
   });
 
-  it("the sweep finds survivors with no extraction at their version, and nothing once they have one", async () => {
+  it("the sweep finds survivors with no extraction at their version, nothing once they have one, and leaves history to the backfill", async () => {
     const extractor = new TestExtractor();
     const stage = extractStage(db, { extractor });
     const items = [
@@ -387,6 +387,23 @@ describe("the extract stage", () => {
     await db.prisma.$executeRaw`DELETE FROM jobs`;
     await db.prisma.$executeRaw`DELETE FROM line_cursors`;
     expect((await sweepStage(db, stage)).enqueued).toBe(0);
+
+    // Decided over an hour ago with no extraction (history, on the first start with extraction
+    // on): not the sweep's, at the line's priority; the backfill's, at −10.
+    const old = await put(db, "observer", "old", TEXTS.cricket);
+    await dedupStage(db).handle({ entryKey: old.entryKey, version: 1 }, ctx());
+    await db.prisma.$executeRaw`
+      UPDATE dedup_items SET decided_at = now() - interval '61 minutes'
+      WHERE entry_key = ${old.entryKey}`;
+    await db.prisma.$executeRaw`DELETE FROM line_cursors`;
+    expect((await sweepStage(db, stage)).enqueued).toBe(0);
+    const backfill = startExtractBackfill(db, { extractorId: extractor.id, intervalMs: 3_600_000 });
+    await backfill.round();
+    expect(
+      await db.prisma.$queryRaw<{ key: string; priority: number }[]>`
+        SELECT key, priority FROM jobs WHERE queue = 'extract'`,
+    ).toEqual([{ key: `${old.entryKey}@1`, priority: BACKFILL_PRIORITY }]);
+    await backfill.stop();
   });
 });
 
@@ -549,6 +566,12 @@ describe("a chain change", () => {
       ratio: 1,
     });
     expect(await extractionCoverage(db, a.id)).toMatchObject({ done: 0, remaining: 3 });
+    // A later walk (an hour on) with nothing to do stays complete and enqueues nothing.
+    await backfill.round();
+    expect(backfill.complete()).toBe(true);
+    expect(await db.prisma.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM jobs`).toEqual(
+      [{ n: 0 }],
+    );
     // The line's own job for an item the backfill re-extracted calls nothing more.
     expect(await stageB.handle({ entryKey: items[0]?.entryKey as string, version: 1 }, ctx())).toBe(
       "survived",

@@ -78,12 +78,17 @@ export function extractStage(db: Database, options: ExtractStageOptions): Stage 
     retry: options.retry ?? { baseDelaySeconds: 5, maxDelaySeconds: 15 * 60 },
     maxAttempts: options.maxAttempts ?? 10,
     handle: (job, ctx) => extractOne(db, job, ctx, options.extractor, afterMeaning),
-    // Canonical items decided since `since` with no extraction at their version (by any chain:
-    // another chain's rows are the backfill's, at low priority, never the line's).
+    // Canonical items decided since `since`, within the last hour, with no extraction at their
+    // version (by any chain). Older ones are the backfill's (backfill.ts), at priority −10 and
+    // never more than 2,000 waiting: on a first start over a database of 100,000 items, the
+    // sweep from its epoch cursor would otherwise enqueue them all at the line's own priority,
+    // 5,000 a sweep, ahead of new news and straight into the paid provider's budget. An hour is
+    // 720 sweeps: a hand-on lost in a running line is found long before.
     pending: (since) => Prisma.sql`
       SELECT d.entry_key, d.version, d.source_id, d.decided_at AS at
       FROM dedup_items d
-      WHERE d.decided_at > ${since} AND ${extractable(afterMeaning)}
+      WHERE d.decided_at > ${since} AND d.decided_at > now() - interval '1 hour'
+        AND ${extractable(afterMeaning)}
         AND NOT EXISTS (SELECT 1 FROM item_extractions x
                         WHERE x.entry_key = d.entry_key AND x.item_version >= d.version)`,
     horizon: () => Prisma.sql`SELECT max(decided_at) FROM dedup_items`,
