@@ -56,6 +56,12 @@ const BENCHMARKS: Record<string, Benchmark> = {
       "dedup-pairs on MSRP: k-fold cross-validated accuracy / P / R / F1 per retrieval radius",
     load: () => import("./msrp"),
   },
+  extract: {
+    describe:
+      "language accuracy per group (short, long, mixed, other) by detector against the script " +
+      "majority; the local extraction provider's items/s",
+    load: () => import("./extract"),
+  },
   meaning: {
     describe:
       "stage 4 per model: retrieval recall@1/@10 (MSRP, Bangla, Bangla-English), MSRP pair AUC, " +
