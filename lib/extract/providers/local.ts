@@ -38,35 +38,11 @@ export const LOCAL_PROMPT_VERSION = "local-v1";
  * gives the list: the Dhaka exchange's most traded and the US's largest. Short ones that are
  * also words ("GP" is a general practitioner too) are matched upper case only.
  */
+// biome-ignore format: a list reads better packed several to a line
 export const DEFAULT_TICKERS = [
-  "GP",
-  "BATBC",
-  "SQURPHARMA",
-  "BEXIMCO",
-  "BRACBANK",
-  "ROBI",
-  "WALTONHIL",
-  "RENATA",
-  "LHBL",
-  "ICB",
-  "BXPHARMA",
-  "OLYMPIC",
-  "UPGDCL",
-  "DUTCHBANGL",
-  "CITYBANK",
-  "IDLC",
-  "LANKABAFIN",
-  "AAPL",
-  "MSFT",
-  "GOOGL",
-  "GOOG",
-  "AMZN",
-  "NVDA",
-  "TSLA",
-  "META",
-  "NFLX",
-  "AMD",
-  "INTC",
+  "GP", "BATBC", "SQURPHARMA", "BEXIMCO", "BRACBANK", "ROBI", "WALTONHIL", "RENATA", "LHBL", "ICB",
+  "BXPHARMA", "OLYMPIC", "UPGDCL", "DUTCHBANGL", "CITYBANK", "IDLC", "LANKABAFIN", "AAPL", "MSFT",
+  "GOOGL", "GOOG", "AMZN", "NVDA", "TSLA", "META", "NFLX", "AMD", "INTC",
 ];
 
 export interface LocalProviderOptions {
