@@ -5,7 +5,7 @@
  *
  *   npm run -s bench -- search [--items 100000,1000000] [--target pg,pglite] [--real-vectors]
  *                              [--pglite-items N] [--queries Q] [--runs R]
- *                              [--recall-queries K] [--dims D] [--keep] [--json]
+ *                              [--recall-queries K] [--dims D] [--skip-index] [--keep] [--json]
  *
  * What is measured. For each size N (default 100,000 and 1,000,000) a scratch database is
  * filled with N canonical items as the embed stage leaves them: `news` rows, their
@@ -94,6 +94,11 @@ interface Options {
   realVectors: boolean;
   /** Leave the scratch database for a look at its plans (its URL or directory is printed). */
   keep: boolean;
+  /**
+   * No HNSW index: search as it answers while a new model's index is still being built (an
+   * exact scan), or where the build would not finish (PGlite at 1,000,000: decision 026).
+   */
+  skipIndex: boolean;
   json: boolean;
 }
 
@@ -197,7 +202,9 @@ async function measure(db: Database, items: number, opts: Options): Promise<Resu
   const fillSeconds = (performance.now() - fillStarted) / 1000;
   const status = await vectorBackendStatus(db);
   let indexSeconds: number | null = null;
-  if (status.backend === "pgvector") {
+  if (status.backend === "pgvector" && opts.skipIndex) {
+    log("  no HNSW index (--skip-index): vector search is an exact scan");
+  } else if (status.backend === "pgvector") {
     log("  building the model's HNSW index");
     const built = await ensureModelIndex(db, modelId, opts.dims, {
       maintenanceWorkMem: db.kind === "pglite" ? "1GB" : "2GB",
@@ -791,6 +798,7 @@ function parseOptions(args: string[], url: string | undefined): Options {
       dims: { type: "string", default: "512" },
       "real-vectors": { type: "boolean", default: false },
       keep: { type: "boolean", default: false },
+      "skip-index": { type: "boolean", default: false },
       json: { type: "boolean", default: false },
     },
   });
@@ -818,6 +826,7 @@ function parseOptions(args: string[], url: string | undefined): Options {
     dims: int("dims", values.dims, 8, 2_000),
     realVectors: values["real-vectors"],
     keep: values.keep,
+    skipIndex: values["skip-index"],
     json: values.json,
   };
 }
