@@ -22,6 +22,7 @@ const DASHBOARD_PAGES: DashboardPage[] = [
   { path: "/repairs" },
   { path: "/dedup" },
   { path: "/meaning" },
+  { path: "/costs" },
   { path: "/stories" },
   { path: "/audit" },
   { path: "/login" },

@@ -186,7 +186,7 @@ function Forecast({ o }: { o: CostsOverview }) {
           />
         ) : null}
       </div>
-      <p>
+      <p className={own.forecastText}>
         <strong>{usd(f.monthToDateUsd)}</strong> spent so far + {usd(f.dailyAverageUsd)} a day (the
         average of the last {days(f.basisDays)}) × {f.daysLeft.toFixed(1)} days left ={" "}
         <strong className={over ? own.bad : undefined}>{usd(f.forecastUsd)}</strong> by the end of

@@ -119,7 +119,7 @@ function SeriesTable({ data }: { data: SpendOverTime }) {
       </tbody>
       <tfoot>
         <tr>
-          <td data-label="Total">Total</td>
+          <td>Total</td>
           <td data-label="Spend" className={s.num}>
             <strong>{usd(data.totalUsd)}</strong>
           </td>
