@@ -91,4 +91,28 @@ test("the Costs page: spend by source and a forecast with the simulator's provid
   await page.screenshot({ path: `${SHOTS}/item-extraction-1280.png`, fullPage: true });
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: `${SHOTS}/item-extraction-390.png`, fullPage: true });
+
+  // The Overview's extraction tile opens the Costs page. With a daily budget set small enough
+  // (WIREWATCH_EXTRACT_LLM_DAILY_BUDGET_USD in the runner's environment reaches the server), the
+  // llm provider stops at it and both pages say so.
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.goto("/");
+  const tile = page.locator('[data-tile="extraction"]');
+  await expect(tile).toHaveAttribute("href", "/costs");
+  await expect(tile).toContainText(/\$\d/);
+  if (process.env.WIREWATCH_EXTRACT_LLM_DAILY_BUDGET_USD) {
+    await expect(page.locator('[data-banner="budget"]')).toContainText(
+      "stopped at its daily budget",
+      {
+        timeout: 60_000,
+      },
+    );
+    await expect(tile).toHaveAttribute("data-level", "amber");
+  }
+  await page.screenshot({ path: `${SHOTS}/overview-1280.png`, fullPage: true });
+  if (process.env.WIREWATCH_EXTRACT_LLM_DAILY_BUDGET_USD) {
+    await page.goto("/costs");
+    await expect(page.getByTestId("budget-banner")).toContainText("llm");
+    await page.screenshot({ path: `${SHOTS}/costs-budget-1280.png`, fullPage: true });
+  }
 });
