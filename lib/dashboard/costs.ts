@@ -624,11 +624,13 @@ async function readCounted(
 
 /**
  * How long one process may reuse the window's figures: 20 times what reading them took, at most
- * a minute. The 30-day reads aggregate every ledger row of the month: at 1,000,000 extracted
- * items (two to three calls each) that is millions of rows and seconds of work, which the page's
- * 10 s poll would otherwise pay on every open page; a minute-old month says the same. A small
- * deployment reads them in milliseconds, fresh. Budgets are read fresh on every request (a
- * range of today's rows): the banner must say at once that a provider stopped.
+ * a minute. The reads aggregate the window's and the month's ledger rows: measured on PostgreSQL
+ * 15 (2 cores, shared with other work) over 300,000 extraction calls spread across 30 days and
+ * 100,000 items, one answer took 0.9 s (24 h window), 1.3 s (7 d) and 1.7 s (30 d); a month at
+ * 1,000,000 items (two to three calls each) is ten times the rows. The page polls every 10 s and
+ * each open page would pay that; a minute-old month says the same. A small deployment reads them
+ * in milliseconds, fresh. Budgets are read fresh on every request (a range of today's rows): the
+ * banner must say at once that a provider stopped.
  */
 export const COUNTS_TTL_MS = 60_000;
 
