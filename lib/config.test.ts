@@ -77,4 +77,46 @@ describe("configuration", () => {
     );
     expect(() => parseConfig({ WIREWATCH_EMBEDDING_RPM: "0" })).toThrow(/WIREWATCH_EMBEDDING_RPM/);
   });
+
+  it("reads the extraction chain, its chat server and the price table", () => {
+    const c = parseConfig({
+      WIREWATCH_EXTRACT_PROVIDERS: "llm, local",
+      WIREWATCH_EXTRACT_LLM_URL: "https://api.openai.com/v1",
+      WIREWATCH_EXTRACT_LLM_DAILY_BUDGET_USD: "0.05",
+      WIREWATCH_LLM_PRICES: '{"my-model":{"input":1,"output":2.5}}',
+    });
+    expect(c.WIREWATCH_EXTRACT_PROVIDERS).toBe("llm, local");
+    expect(c.WIREWATCH_EXTRACT_LLM_MODEL).toBe("gpt-4o-mini");
+    expect(c.WIREWATCH_EXTRACT_LLM_TIMEOUT_MS).toBe(30_000);
+    expect(c.WIREWATCH_EXTRACT_LLM_DAILY_BUDGET_USD).toBe(0.05);
+    expect(c.WIREWATCH_LLM_PRICES).toEqual({ "my-model": { input: 1, output: 2.5 } });
+    // The simulator may serve the chat model: no URL needed unless it is off.
+    expect(parseConfig({ WIREWATCH_EXTRACT_PROVIDERS: "llm" }).WIREWATCH_EXTRACT_PROVIDERS).toBe(
+      "llm",
+    );
+  });
+
+  it("names what is wrong with the extraction settings", () => {
+    expect(() =>
+      parseConfig({ WIREWATCH_EXTRACT_PROVIDERS: "llm", WIREWATCH_SIMULATOR: "off" }),
+    ).toThrow(/WIREWATCH_EXTRACT_LLM_URL: is required when WIREWATCH_EXTRACT_PROVIDERS names llm/);
+    expect(() => parseConfig({ WIREWATCH_EXTRACT_PROVIDERS: "gpt" })).toThrow(
+      /WIREWATCH_EXTRACT_PROVIDERS: must be a comma list of "local" and "llm"/,
+    );
+    expect(() => parseConfig({ WIREWATCH_EXTRACT_PROVIDERS: "local,local" })).toThrow(
+      /names a provider twice/,
+    );
+    expect(() => parseConfig({ WIREWATCH_LLM_PRICES: "{bad" })).toThrow(
+      /WIREWATCH_LLM_PRICES: must be JSON like/,
+    );
+    expect(() => parseConfig({ WIREWATCH_LLM_PRICES: '{"m":{"input":-1,"output":0}}' })).toThrow(
+      /WIREWATCH_LLM_PRICES/,
+    );
+    expect(() => parseConfig({ WIREWATCH_EXTRACT_LLM_URL: "api.openai.com" })).toThrow(
+      /WIREWATCH_EXTRACT_LLM_URL: must be an http/,
+    );
+    expect(() => parseConfig({ WIREWATCH_EXTRACT_LLM_DAILY_BUDGET_USD: "-1" })).toThrow(
+      /WIREWATCH_EXTRACT_LLM_DAILY_BUDGET_USD/,
+    );
+  });
 });

@@ -223,12 +223,19 @@ export type Config = z.infer<typeof schema>;
 // Settings that only make sense together: an http model needs its server and its size (the
 // other models have both built in).
 const checkedSchema = schema.superRefine((c, ctx) => {
+  // An llm provider needs a chat server. The built-in simulator serves one when it runs (on, or
+  // auto with no sources configured, which only the sources file can tell): checked here when it
+  // surely does not run, else when the chain is built (workers/extract/configured.ts).
   const providers = c.WIREWATCH_EXTRACT_PROVIDERS?.split(",").map((p) => p.trim()) ?? [];
-  if (providers.includes("llm") && !c.WIREWATCH_EXTRACT_LLM_URL) {
+  if (
+    providers.includes("llm") &&
+    !c.WIREWATCH_EXTRACT_LLM_URL &&
+    c.WIREWATCH_SIMULATOR === "off"
+  ) {
     ctx.addIssue({
       code: "custom",
       path: ["WIREWATCH_EXTRACT_LLM_URL"],
-      message: `is required when WIREWATCH_EXTRACT_PROVIDERS names llm (${c.WIREWATCH_EXTRACT_PROVIDERS})`,
+      message: `is required when WIREWATCH_EXTRACT_PROVIDERS names llm (${c.WIREWATCH_EXTRACT_PROVIDERS}) and the simulator is off`,
     });
   }
   if (!c.WIREWATCH_EMBEDDING_MODEL.startsWith("http:")) return;
