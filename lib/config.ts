@@ -214,6 +214,37 @@ const schema = z.object({
       }
     })
     .optional(),
+  /**
+   * Redis for the read model (seed 003: "read model in KV"), e.g. redis://127.0.0.1:6379/0: the
+   * payloads live there, shared by every app instance, with a short lock so one instance builds a
+   * missing key. Unset: in the process, with the read_payloads table for restarts.
+   */
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\/\S+$/, "must be a redis:// or rediss:// URL")
+    .optional(),
+  /**
+   * Connections the public read path may hold on PostgreSQL (its own small pool, so readers never
+   * starve ingestion's pool nor ingestion readers). It reads only read_payloads.
+   */
+  READ_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(2),
+  /** How often the read model is rebuilt at most when stories changed (the build interval). */
+  WIREWATCH_READ_MODEL_INTERVAL_MS: z.coerce.number().int().min(250).max(600_000).default(2_000),
+  /** Requests per minute one client may make to the public API (/api/news, /news). */
+  WIREWATCH_PUBLIC_RATE_LIMIT: z.coerce.number().int().min(1).max(10_000_000).default(1_200),
+  /**
+   * Ranking (frozen in each model version, workers/readmodel): a story's score halves every this
+   * many hours since first seen …
+   */
+  WIREWATCH_RANK_HALF_LIFE_HOURS: z.coerce
+    .number()
+    .positive()
+    .max(24 * 30)
+    .default(6),
+  /** … is multiplied by 1 + this × log2(outlets covering it) … */
+  WIREWATCH_RANK_OUTLET_WEIGHT: z.coerce.number().min(0).max(100).default(0.5),
+  /** … and by this when it is breaking. */
+  WIREWATCH_RANK_BREAKING_BOOST: z.coerce.number().min(1).max(100).default(2),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
 });

@@ -140,6 +140,30 @@ export interface EventMap {
     attempts: number;
     costUsd: number;
   };
+  /**
+   * A read model version was built (workers/readmodel): how long, how much, and how stale the
+   * stories that changed in it were (seconds from their fetch to this build's finish).
+   */
+  "readmodel:built": {
+    modelVersion: number;
+    seconds: number;
+    stories: number;
+    changed: number;
+    payloads: number;
+    bytes: number;
+    /** One per changed story: fetch → available in the read model. */
+    lagSeconds: number[];
+    trigger: string;
+  };
+  "readmodel:failed": { seconds: number; error: string };
+  /** One public read request answered (lib/readmodel): route kind, outcome, time to first byte. */
+  "readmodel:request": {
+    route: "list" | "story" | "page";
+    outcome: "hit" | "miss" | "stale" | "not_modified" | "not_found" | "error" | "rate_limited";
+    seconds: number;
+  };
+  /** The store in use changed: Redis down → this process's memory, and back. */
+  "readmodel:store": { kind: "redis" | "memory"; fallback: boolean; error: string | null };
   /** A paid provider's daily budget was reached (it is skipped until the next UTC day). */
   "extract:budget": { provider: string; spentUsd: number; budgetUsd: number };
   /** One hybrid search answered (lib/search); model null: full text only. */

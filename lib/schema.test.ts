@@ -714,6 +714,62 @@ describe("the migrated database matches prisma/schema.prisma", () => {
     expectSameColumns(extraction, await columnsOf("item_extractions"));
   });
 
+  it("read_stories, read_payloads, read_model_builds", async () => {
+    const at = new Date("2026-12-02T08:00:00.000Z");
+    const story = {
+      storyKey: "k",
+      sourceId: "s-1",
+      itemVersion: 3,
+      title: "Floods cut off 41 villages",
+      link: "https://news.example/floods",
+      summary: "Rivers rose overnight.",
+      category: "weather",
+      language: "en",
+      breaking: true,
+      outlets: [{ sourceId: "s-1", source: "Wire", link: "https://news.example/floods" }],
+      outletCount: 1,
+      publishedAt: at,
+      firstSeenAt: at,
+      fetchedAt: at,
+      updatedAt: at,
+      indexedAt: at,
+    };
+    expect(await db.prisma.readStory.create({ data: story })).toEqual(story);
+    expectSameColumns(story, await columnsOf("read_stories"));
+
+    const payload = {
+      key: "news:home",
+      modelVersion: 7n,
+      etag: '"v7-home"',
+      body: new Uint8Array(Buffer.from('{"items":[]}')),
+      builtAt: at,
+    };
+    const stored = await db.prisma.readPayload.create({ data: payload });
+    expect({ ...stored, body: Buffer.from(stored.body).toString() }).toEqual({
+      ...payload,
+      body: '{"items":[]}',
+    });
+    expectSameColumns(payload, await columnsOf("read_payloads"));
+
+    const build = {
+      id: 1n,
+      modelVersion: 7n,
+      startedAt: at,
+      finishedAt: at,
+      buildMs: 12.5,
+      stories: 120,
+      changed: 3,
+      payloads: 40,
+      bytes: 81_920n,
+      lagP50Ms: 900,
+      lagP99Ms: 2_400,
+      trigger: "changed",
+      error: null,
+    };
+    expect(await db.prisma.readModelBuild.create({ data: build })).toEqual(build);
+    expectSameColumns(build, await columnsOf("read_model_builds"));
+  });
+
   it("has no table the schema does not know", async () => {
     const rows = await db.prisma.$queryRaw<{ table_name: string }[]>`
       SELECT table_name FROM information_schema.tables
@@ -747,6 +803,9 @@ describe("the migrated database matches prisma/schema.prisma", () => {
       "provider_calls",
       "queue_claim_stats",
       "queue_workers",
+      "read_model_builds",
+      "read_payloads",
+      "read_stories",
       "repair_changes",
       "repair_runs",
       "robots_cache",
