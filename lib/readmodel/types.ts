@@ -64,6 +64,11 @@ export interface ReadModelStore {
   head(): Promise<{ modelVersion: number; builtAt: Date } | null>;
   setHead(head: { modelVersion: number; builtAt: Date }): Promise<void>;
   /**
+   * Removes payloads (the builder's only removals: a retracted story's `story:` key, the `order:`
+   * keys of versions past the cursor window, the pages of a list that no longer has stories).
+   */
+  delete(keys: readonly string[]): Promise<void>;
+  /**
    * Across instances, one builder of a missing key at a time (Redis: SET NX PX); true when this
    * caller holds it. The memory store always answers true (single-flight in process does the rest).
    */
