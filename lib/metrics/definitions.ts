@@ -4,6 +4,7 @@ import { FETCH_CODES, ORIGINS, REJECT_REASONS, RESULTS, WORKER_STATES } from "@/
 import { EXTRACT_FAILURE_CODES } from "@/lib/extract/types";
 import { expectedActivitySeconds, GAPS_TO_LEARN, HEALTH_STATES, sourceHealth } from "@/lib/health";
 import { LabelGuard, type Labels, modelGuard, stageGuard } from "./labels";
+import { READ_OUTCOMES, TTFB_EDGES } from "./readPath";
 import type { Snapshot } from "./snapshot";
 
 /**
@@ -53,6 +54,23 @@ const PROVIDER_OUTCOMES = ["ok", "error", ...EXTRACT_FAILURE_CODES];
 
 /** Search latency: the aim is p95 < 100 ms at 1,000,000 items (bench search). */
 const SEARCH_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+/**
+ * The read path (issue 16). Lag from fetch to availability in the read model: the builder runs
+ * every 2 s (WIREWATCH_READ_MODEL_INTERVAL_MS) behind the processing line, so a healthy story
+ * lands in seconds; the alert is at 5 min and the top bucket (30 min) tells a stalled line from a
+ * slow one.
+ */
+const READ_MODEL_LAG_BUCKETS = [0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800];
+/** A build of tens of thousands of stories takes a second or two; 30 s is a builder in trouble. */
+const READ_MODEL_BUILD_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/**
+ * Time to first byte of a public read: the aim is p99 ≤ 20 ms at 400 req/s (issue 16), so the
+ * buckets are fine below 50 ms; 0.8 s and 2 s are seed 003's p95 and p99 thresholds, edges here
+ * so the alert's quantile is not interpolated across them.
+ */
+const READ_REQUEST_BUCKETS = [...TTFB_EDGES];
+const READ_ROUTES = ["list", "story", "page"];
 
 /** A counter whose labels are bounded by its guard: callers hand it the raw event or row. */
 export interface BoundedCounter {
@@ -272,6 +290,49 @@ export function defineOwnMetrics(registry: Registry) {
         buckets: SEARCH_BUCKETS,
       },
     ),
+    readModelLag: histogram(registry, new LabelGuard([]), {
+      name: "wirewatch_read_model_lag_seconds",
+      help: "Seconds from a story's fetch to its availability in the read model (the build that holds it finished), one observation per changed story of each build.",
+      labelNames: [],
+      buckets: READ_MODEL_LAG_BUCKETS,
+    }),
+    readModelBuildSeconds: histogram(registry, new LabelGuard([]), {
+      name: "wirewatch_read_model_build_seconds",
+      help: "Time one read model build took (ranking, payloads, store writes), for the builds that finished.",
+      labelNames: [],
+      buckets: READ_MODEL_BUILD_BUCKETS,
+    }),
+    readModelBuilds: counter(registry, new LabelGuard([], { outcome: ["built", "failed"] }), {
+      name: "wirewatch_read_model_builds_total",
+      help: "Read model builds run by this process, by outcome (built: a new model version; failed: none, the previous one stays).",
+      labelNames: ["outcome"],
+    }),
+    readRequests: counter(
+      registry,
+      new LabelGuard([], { route: READ_ROUTES, outcome: READ_OUTCOMES }),
+      {
+        name: "wirewatch_read_requests_total",
+        help: "Public read requests answered by this process, by route (list, story, page) and outcome (hit, miss, stale, not_modified, not_found, error, rate_limited). Cache hit ratio: (hit + not_modified) / (hit + not_modified + miss + stale + error).",
+        labelNames: ["route", "outcome"],
+      },
+    ),
+    readRequestSeconds: histogram(registry, new LabelGuard([], { route: READ_ROUTES }), {
+      name: "wirewatch_read_request_seconds",
+      help: "Time to first byte of a public read request (from the handler's start to the response's headers), by route.",
+      labelNames: ["route"],
+      buckets: READ_REQUEST_BUCKETS,
+    }),
+    readModelStore: new Gauge({
+      name: "wirewatch_read_model_store",
+      help: "The read model store this process serves from: 1 for the kind in use (redis or memory), 0 for the other; absent before the process chose one.",
+      labelNames: ["kind"],
+      registers: [registry],
+    }),
+    readModelStoreFallback: new Gauge({
+      name: "wirewatch_read_model_store_fallback",
+      help: "1 while this process serves from its own memory because Redis (REDIS_URL) failed, else 0; absent before the process chose a store.",
+      registers: [registry],
+    }),
   };
   // The write buffer exists in every worker process: show its series at 0 from the start.
   own.waits.inc({ stage: "store" }, 0);
@@ -689,6 +750,20 @@ export function defineDbMetrics(
       const { canonical, extracted } = s.extraction;
       g.set(canonical > 0 ? Math.min(1, extracted / canonical) : 1);
     },
+  );
+  // The read path (issue 16): the model readers are served, from the builder's records.
+  gauge(
+    "wirewatch_read_model_age_seconds",
+    "Seconds since the newest read model build finished (read_model_builds); NaN before the first build. The builder builds only when stories changed, so a quiet system's model ages without being stale.",
+    [],
+    // A gauge without labels always has a sample: NaN, not a 0 that would read as fresh.
+    (g, s) => g.set(s.readModel.ageSeconds ?? Number.NaN),
+  );
+  gauge(
+    "wirewatch_read_model_version",
+    "The newest finished read model version (read_model_builds); 0 before the first build.",
+    [],
+    (g, s) => g.set(s.readModel.version ?? 0),
   );
   return { addClaimLag: claimLagAdder(lag) };
 }

@@ -13,14 +13,17 @@ import { subscribeMetrics } from "./subscriptions";
  *   reclaimed leases, breaker transitions, stream connections and events, story webhook
  *   deliveries with their lag, story notifications, dedup decisions and their time, supplier
  *   calls by outcome with their tokens in and out, cost and correction retries, extractions and
- *   fallovers) plus the default process metrics. Every
+ *   fallovers, read model builds with each changed story's lag from fetch, public read requests
+ *   by route and outcome with their time to first byte, the read model store in use and its
+ *   Redis fallback) plus the default process metrics. Every
  *   process that does work exports them: the web app (which runs the workers inline on the
  *   embedded default) and each `npm run workers -- --metrics-port N`. Prometheus adds
  *   `instance`; sum across instances.
  * - **Database-derived** (`db`): queue and dead-letter depth, queue lag, breakers, source health,
  *   collector timestamps, local outage, admin actions, the story-API copy, and the dedup stage's
  *   review queue, clusters, duplicate share and backlog, and extraction's spend today against each
- *   paid provider's budget (wirewatch_extract_budget_exhausted) and its coverage. Computed at scrape
+ *   paid provider's budget (wirewatch_extract_budget_exhausted) and its coverage, and the read
+ *   model's version and age (read_model_builds). Computed at scrape
  *   time from the shared database, so they carry no instance-specific values and every process
  *   would export the same numbers. The rule: only the web app's /api/metrics exports them (worker
  *   processes' endpoints never do); with several web replicas, scrape one of them for the

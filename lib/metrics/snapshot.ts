@@ -63,6 +63,8 @@ export interface Snapshot {
     canonical: number;
     models: { model: string; kind: string; state: string; embedded: number }[];
   };
+  /** The newest finished build of the read model (read_model_builds); nulls before the first. */
+  readModel: { version: number | null; ageSeconds: number | null };
   extraction: {
     /** Each paid provider's UTC day (lib/dashboard/costs.ts budgetStates). */
     budgets: { provider: string; spentUsd: number; budgetUsd: number | null; exhausted: boolean }[];
@@ -131,6 +133,7 @@ export async function readSnapshot(db: Database): Promise<Snapshot> {
   const [dedup] = await readDedup(db);
   const embedding = await readEmbedding(db);
   const extraction = await readExtraction(db, embedding.canonical);
+  const readModel = await readReadModel(db);
   return {
     queues,
     breakers: breakers ?? { open: 0, halfOpen: 0 },
@@ -152,7 +155,23 @@ export async function readSnapshot(db: Database): Promise<Snapshot> {
     },
     embedding,
     extraction,
+    readModel,
   };
+}
+
+/**
+ * The read model's head as the builder recorded it: the newest build that finished without an
+ * error, found walking read_model_builds_started_idx backwards (a build a second: ~3,600 rows an
+ * hour, and the newest finished one is among the first rows read).
+ */
+async function readReadModel(db: Database): Promise<Snapshot["readModel"]> {
+  const [row] = await db.prisma.$queryRaw<{ version: number; age: number }[]>`
+    SELECT model_version::float8 AS version,
+           greatest(0, extract(epoch FROM now() - finished_at))::float8 AS age
+    FROM read_model_builds
+    WHERE finished_at IS NOT NULL AND error IS NULL
+    ORDER BY started_at DESC LIMIT 1`;
+  return { version: row?.version ?? null, ageSeconds: row?.age ?? null };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { on } from "@/lib/events";
 import type { OwnMetrics } from "./definitions";
+import { countReadRequest, noteReadStore, READ_STORE_KINDS } from "./readPath";
 
 /**
  * The own metrics fed by lib/events.ts: what this process did. Each subscriber is one counter
@@ -78,6 +79,28 @@ export function subscribeMetrics(m: OwnMetrics): () => void {
         e.seconds,
       ),
     ),
+    on("readmodel:built", (e) => {
+      m.readModelBuilds.inc({ outcome: "built" });
+      if (Number.isFinite(e.seconds) && e.seconds >= 0)
+        m.readModelBuildSeconds.observe({}, e.seconds);
+      // One observation per changed story (a build of 10,000 changes: ~10,000 observe() calls,
+      // a few ms once per build interval). A fetch stamped ahead of our clock is a lag of 0.
+      for (const lag of e.lagSeconds) {
+        if (Number.isFinite(lag)) m.readModelLag.observe({}, Math.max(0, lag));
+      }
+    }),
+    on("readmodel:failed", () => m.readModelBuilds.inc({ outcome: "failed" })),
+    on("readmodel:request", (e) => {
+      m.readRequests.inc(e);
+      if (Number.isFinite(e.seconds) && e.seconds >= 0) m.readRequestSeconds.observe(e, e.seconds);
+      countReadRequest(e.outcome, e.seconds);
+    }),
+    on("readmodel:store", (e) => {
+      if (!(READ_STORE_KINDS as readonly string[]).includes(e.kind)) return;
+      for (const kind of READ_STORE_KINDS) m.readModelStore.set({ kind }, kind === e.kind ? 1 : 0);
+      m.readModelStoreFallback.set(e.fallback ? 1 : 0);
+      noteReadStore(e.kind, e.fallback, e.error);
+    }),
     on("story:notification", (e) =>
       m.storyNotifications.inc({ ...e, source: e.source || "unknown" }),
     ),
