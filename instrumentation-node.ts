@@ -2,6 +2,7 @@ import { ConfigError, config } from "@/lib/config";
 import { trackSearchLatency } from "@/lib/dashboard/searchLatency";
 import { getDb } from "@/lib/db";
 import { logger } from "@/lib/logger";
+import { registerMetrics } from "@/lib/metrics";
 import { ingestionRunsInline } from "@/workers/ingestion";
 import {
   assertNamedSourcesFileExists,
@@ -30,6 +31,9 @@ export async function startServer(): Promise<Supervisor> {
   const log = logger();
   // The Meaning page's search latency is this process's: heard from its first search on.
   trackSearchLatency();
+  // The public read path's counters and store state (lib/metrics/readPath.ts) are this process's
+  // too, and the Read path page shows them: counted from the first request, not the first scrape.
+  registerMetrics();
   const started = performance.now();
   const supervisor = superviseIngestion({
     open: async () => {

@@ -1,6 +1,11 @@
 import { addClaimWaits, CLAIM_WAIT_BUCKET_COUNT, claimWaitQuantile } from "@/lib/claimWaits";
 import type { Database } from "@/lib/db";
 
+/** Buckets of ~30 per window: 2 min for the hour, up to 48 min for a day. */
+export function bucketSecondsFor(hours: number): number {
+  return Math.max(60, Math.round((hours * 3600) / 30 / 60) * 60);
+}
+
 export interface ClaimWindow {
   queue: string;
   /** Start of the time bucket (epoch ms); the window's start when not bucketed. */

@@ -4,6 +4,7 @@ import {
   setIngestionElsewhere,
   setIngestionState,
 } from "@/lib/ingestionStatus";
+import type { ReadPathProcess } from "@/lib/metrics/readPath";
 import { seedClaimStats } from "@/lib/testing/claimStats";
 import { COSTS_SEED, seedCostRows } from "@/lib/testing/costsSeed";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
@@ -285,6 +286,84 @@ describe("overview: extraction's budget", () => {
     } finally {
       resetIngestionStatus();
       await costs.drop();
+    }
+  });
+});
+
+describe("overview: the read path", () => {
+  const idle: ReadPathProcess = {
+    since: now,
+    store: { kind: "redis", fallback: false, error: null, at: now },
+    requests: {
+      hit: 0,
+      miss: 0,
+      stale: 0,
+      not_modified: 0,
+      not_found: 0,
+      error: 0,
+      rate_limited: 0,
+    },
+    ttfb: [],
+  };
+
+  it("heads the lag tile with fetch → read model, stage lags beside it; store and staleness on their own tile", async () => {
+    const read = await createTestDatabase();
+    try {
+      setIngestionElsewhere();
+      const build = (secondsAgo: number, p50: number, p99: number) => read.prisma.$executeRaw`
+        INSERT INTO read_model_builds (model_version, started_at, finished_at, build_ms, changed,
+                                       lag_p50_ms, lag_p99_ms, trigger)
+        VALUES (${Math.round(1_000 - secondsAgo)}, ${new Date(now.getTime() - secondsAgo * 1000 - 200)},
+                ${new Date(now.getTime() - secondsAgo * 1000)}, 200, 4, ${p50}, ${p99}, 'changed')`;
+      await build(1_800, 100_000, 400_000); // half an hour ago: the hour only
+      await build(30, 1_500, 6_000);
+      await seedClaimStats(read, { queue: "dedup", at: minutesBefore(now, 2), waitsMs: [5, 10] });
+      const readPath = { intervalMs: 2_000, process: idle };
+      let o = await overview(read, { now, thresholds, readPath });
+      expect(o.lag.readModel.lastFiveMinutes).toMatchObject({
+        builds: 1,
+        p50Ms: 1_500,
+        p99Ms: 6_000,
+      });
+      expect(o.lag.readModel.lastHour?.builds).toBe(2);
+      expect(o.lag.stages.map((s) => s.queue)).toEqual(["dedup"]);
+      expect(o.lag.level).toBe("ok");
+      expect(o.readModel).toMatchObject({ level: "ok", head: { changed: 4 }, banners: [] });
+      expect(o.readModel.store).toMatchObject({ kind: "redis", fallback: false });
+      expect(o.status).toBe("ok");
+
+      // Over the amber threshold (120 s) on the read model alone: the tile is amber.
+      await build(20, 60_000, 200_000);
+      o = await overview(read, { now, thresholds, readPath });
+      expect(o.lag.level).toBe("amber");
+
+      // Redis down, this process on memory: amber with the banner.
+      o = await overview(read, {
+        now,
+        thresholds,
+        readPath: {
+          intervalMs: 2_000,
+          process: {
+            ...idle,
+            store: { kind: "memory", fallback: true, error: "ECONNREFUSED", at: now },
+          },
+        },
+      });
+      expect(o.readModel.level).toBe("amber");
+      expect(o.readModel.banners.map((b) => b.kind)).toEqual(["fallback"]);
+
+      // A story changed 15 s ago (after the newest build started) and no build since: stale.
+      await read.prisma.$executeRaw`
+        INSERT INTO read_stories (story_key, source_id, item_version, title, first_seen_at,
+                                  fetched_at, updated_at, indexed_at)
+        VALUES ('k', 'wire', 1, 'Waiting', now(), now(), now(), ${minutesBefore(now, 0.25)})`;
+      o = await overview(read, { now, thresholds, readPath });
+      expect(o.readModel.level).toBe("red");
+      expect(o.readModel.banners.map((b) => b.kind)).toEqual(["stale"]);
+      expect(o.status).toBe("red");
+    } finally {
+      resetIngestionStatus();
+      await read.drop();
     }
   });
 });

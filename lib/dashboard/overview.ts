@@ -9,6 +9,7 @@ import {
 } from "@/lib/ingestionStatus";
 import { claimWindows } from "./claimStats";
 import { type BudgetState, budgetStates } from "./costs";
+import { type LagFigures, type ReadModelSummary, readModelSummary } from "./readPath";
 import { listSources } from "./sources";
 
 export type Level = "ok" | "amber" | "red";
@@ -47,7 +48,13 @@ export interface Overview {
   };
   lag: {
     level: Level;
-    /** The worst stage's p99, in seconds; null with no claims in the last hour. */
+    /**
+     * The headline (seed 003): fetch → available in the read model, over the builds of the last
+     * 5 minutes and of the hour (./readPath.ts mixQuantile); null without a build that changed
+     * stories in the window.
+     */
+    readModel: { lastFiveMinutes: LagFigures | null; lastHour: LagFigures | null };
+    /** The worst stage's claim-wait p99, in seconds; null with no claims in the last hour. */
     worstP99Seconds: number | null;
     stages: { queue: string; claims: number; p50Ms: number; p99Ms: number }[];
   };
@@ -70,6 +77,12 @@ export interface Overview {
    * its budget (the providers after it answer, so nothing is lost, but the paid one is not used).
    */
   extraction: { level: Level; todayUsd: number; todayCalls: number; budgets: BudgetState[] };
+  /**
+   * The model readers are served: red when changes wait past 5 build intervals with no build
+   * (stale), amber while this process serves from memory because Redis is down, or while the
+   * last build failed.
+   */
+  readModel: { level: Level } & Omit<ReadModelSummary, "now" | "lag">;
   thresholds: Pick<
     Config,
     | "ALERT_DLQ_AMBER"
@@ -94,6 +107,8 @@ export function thresholdsFrom(c: Config = config()): Thresholds {
   };
 }
 
+const worse = (a: Level, b: Level): Level => (RANK[b] > RANK[a] ? b : a);
+
 const level = (value: number | null, amber: number, red: number): Level =>
   value === null ? "ok" : value >= red ? "red" : value >= amber ? "amber" : "ok";
 
@@ -110,17 +125,20 @@ export async function overview(
     thresholds = thresholdsFrom(),
     ingestion = ingestionStatus(),
     budgets = { llm: config().WIREWATCH_EXTRACT_LLM_DAILY_BUDGET_USD },
+    readPath,
   }: {
     now?: Date;
     thresholds?: Thresholds;
     ingestion?: IngestionStatus | null;
     /** Daily budget per paid provider (lib/dashboard/costs.ts budgetStates). */
     budgets?: Record<string, number | null | undefined>;
+    /** The read model's build interval and this process's store state (tests set them). */
+    readPath?: Omit<Parameters<typeof readModelSummary>[1], "now">;
   } = {},
 ): Promise<Overview> {
   const from = new Date(now.getTime() - HOUR_MS);
   const recent = new Date(now.getTime() - SHORT_WINDOW_MS);
-  const [ingest, lag, dead, fetches, sources, outage, spend] = await Promise.all([
+  const [ingest, lag, dead, fetches, sources, outage, spend, model] = await Promise.all([
     db.prisma.$queryRaw<{ minute: Date; count: number }[]>`
       SELECT date_trunc('minute', received_at) AS minute, count(*)::int AS count
       FROM news_events
@@ -151,6 +169,7 @@ export async function overview(
     listSources(db, now),
     db.prisma.networkOutage.findFirst({ where: { endedAt: null }, orderBy: { id: "desc" } }),
     budgetStates(db, { now, budgets }),
+    readModelSummary(db, { ...readPath, now }),
   ]);
 
   const firstMinute = Math.floor(from.getTime() / 60_000) * 60_000 + 60_000;
@@ -177,6 +196,8 @@ export async function overview(
     p99Ms: r.p99Ms,
   }));
   const worstP99Seconds = stages.length ? Math.max(...stages.map((s) => s.p99Ms)) / 1000 : null;
+  const readModelP99 = model.lag.lastFiveMinutes ? model.lag.lastFiveMinutes.p99Ms / 1000 : null;
+  const { now: _now, lag: readModelLag, ...readModel } = model;
 
   const deadTotal = dead.reduce((n, r) => n + r.count, 0);
 
@@ -226,12 +247,21 @@ export async function overview(
       state: ingestion?.mode === "inline" ? ingestion.state : null,
       reason: ingestionReason,
     },
+    // Judged on the worse of the two: stories late to readers, or a stage that makes them so.
     lag: {
-      level: level(
-        worstP99Seconds,
-        thresholds.ALERT_LAG_P99_AMBER_SECONDS,
-        thresholds.ALERT_LAG_P99_RED_SECONDS,
+      level: worse(
+        level(
+          readModelP99,
+          thresholds.ALERT_LAG_P99_AMBER_SECONDS,
+          thresholds.ALERT_LAG_P99_RED_SECONDS,
+        ),
+        level(
+          worstP99Seconds,
+          thresholds.ALERT_LAG_P99_AMBER_SECONDS,
+          thresholds.ALERT_LAG_P99_RED_SECONDS,
+        ),
       ),
+      readModel: readModelLag,
       worstP99Seconds,
       stages,
     },
@@ -280,6 +310,14 @@ export async function overview(
       todayCalls: spend.today.calls,
       budgets: spend.states,
     },
+    readModel: {
+      level: readModel.pending.stale
+        ? "red"
+        : readModel.store?.fallback || readModel.failing
+          ? "amber"
+          : "ok",
+      ...readModel,
+    },
     thresholds,
   };
   const levels: Level[] = [
@@ -292,7 +330,8 @@ export async function overview(
     o.health.level,
     o.outage ? "red" : "ok",
     o.extraction.level,
+    o.readModel.level,
   ];
-  const status = levels.reduce<Level>((w, l) => (RANK[l] > RANK[w] ? l : w), "ok");
+  const status = levels.reduce<Level>(worse, "ok");
   return { ...o, status };
 }

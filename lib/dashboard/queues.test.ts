@@ -90,6 +90,25 @@ describe("queuesView", () => {
     expect(q.workers).toEqual([expect.objectContaining({ id: "w1", claimed: 3, inFlight: 1 })]);
   });
 
+  it("puts the fetch → read model lag in the same buckets as the stages' waits", async () => {
+    let q = await queuesView(db, { now, hours: 1 });
+    expect(q.readModelLag.length).toBeGreaterThanOrEqual(30);
+    expect(q.readModelLag.every((p) => p.lagP99Ms === null)).toBe(true);
+    await db.prisma.$executeRaw`
+      INSERT INTO read_model_builds (model_version, started_at, finished_at, build_ms, changed,
+                                     lag_p50_ms, lag_p99_ms, trigger)
+      VALUES (1, ${minutesBefore(now, 3)}, ${minutesBefore(now, 2.9)}, 300, 12, 1500, 7000,
+              'changed')`;
+    q = await queuesView(db, { now, hours: 1 });
+    const drawn = q.readModelLag.filter((p) => p.lagP99Ms !== null);
+    expect(drawn).toEqual([
+      expect.objectContaining({ changed: 12, lagP50Ms: 1500, lagP99Ms: 7000 }),
+    ]);
+    expect(q.readModelLag.map((p) => p.t).every((t) => t % (q.bucketSeconds * 1000) === 0)).toBe(
+      true,
+    );
+  });
+
   it("widens its buckets for longer windows", async () => {
     const q = await queuesView(db, { now, hours: 24 });
     expect(q.bucketSeconds).toBe(2880);

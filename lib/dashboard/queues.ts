@@ -1,5 +1,6 @@
 import type { Database } from "@/lib/db";
-import { claimWindows } from "./claimStats";
+import { bucketSecondsFor, claimWindows } from "./claimStats";
+import { type BuildPoint, buildSeries } from "./readPath";
 import { listWorkers, type WorkerRow } from "./workers";
 
 const HOUR_MS = 3_600_000;
@@ -29,6 +30,11 @@ export interface QueuesView {
     dead: number;
     oldestDueAt: Date | null;
   }[];
+  /**
+   * Fetch → available in the read model in the same buckets (./readPath.ts buildSeries): the
+   * headline lag, drawn above the stages' claim waits.
+   */
+  readModelLag: Pick<BuildPoint, "t" | "changed" | "lagP50Ms" | "lagP99Ms">[];
   /** Per stage, claims in time buckets with their wait p50/p99 (ms), oldest first. */
   lag: { queue: string; points: { t: number; claims: number; p50Ms: number; p99Ms: number }[] }[];
   inFlight: {
@@ -60,10 +66,7 @@ export interface QueuesView {
   workers: WorkerRow[];
 }
 
-/** Buckets of ~30 per window: 2 min for the hour, up to 48 min for a day. */
-export function bucketSecondsFor(hours: number): number {
-  return Math.max(60, Math.round((hours * 3600) / 30 / 60) * 60);
-}
+export { bucketSecondsFor } from "./claimStats";
 
 /**
  * The queues' state. Depth is three counts over the jobs table's partial indexes (ready, leased,
@@ -83,7 +86,7 @@ export async function queuesView(
   const from = new Date(now.getTime() - hours * HOUR_MS);
   const bucketSeconds = bucketSecondsFor(hours);
   const edges = LEASE_AGE_BUCKETS.map((b) => b.maxMs ?? Number.MAX_SAFE_INTEGER);
-  const [depth, lag, inFlight, inFlightTotal, events, workers] = await Promise.all([
+  const [depth, lag, inFlight, inFlightTotal, events, workers, builds] = await Promise.all([
     db.prisma.$queryRaw<
       {
         queue: string;
@@ -146,6 +149,7 @@ export async function queuesView(
       WHERE at >= ${from} AND at <= ${now} AND kind IN ('expired', 'reclaimed', 'released')
       GROUP BY 1, 2`,
     listWorkers(db, { limit: 100, lostAfterSeconds }),
+    buildSeries(db, { hours, now }),
   ]);
 
   const byQueue = new Map<string, QueuesView["lag"][number]["points"]>();
@@ -183,6 +187,12 @@ export async function queuesView(
       leased: d.leased,
       dead: d.dead,
       oldestDueAt: d.oldest_due,
+    })),
+    readModelLag: builds.points.map(({ t, changed, lagP50Ms, lagP99Ms }) => ({
+      t,
+      changed,
+      lagP50Ms,
+      lagP99Ms,
     })),
     lag: [...byQueue].map(([queue, points]) => ({ queue, points })),
     inFlight: {
