@@ -62,6 +62,12 @@ const BENCHMARKS: Record<string, Benchmark> = {
       "majority; the local extraction provider's items/s",
     load: () => import("./extract"),
   },
+  spike: {
+    describe:
+      "seed 003's spike (open model, 5 → 400 req/s) on /api/news at cold cache with ingestion at " +
+      "full speed, a source blackholed and one failing; a bare node:http server as the baseline",
+    load: () => import("./spike"),
+  },
   meaning: {
     describe:
       "stage 4 per model: retrieval recall@1/@10 (MSRP, Bangla, Bangla-English), MSRP pair AUC, " +
