@@ -9,7 +9,8 @@ import {
   useOverviewQuery,
 } from "@/components/hooks/useOverview";
 import { useSourcesQuery } from "@/components/hooks/useSources";
-import { ms, percent, relative, usd, utc } from "@/lib/dashboard/format";
+import { ReadModelBanners } from "@/components/ReadModelBanners";
+import { duration, ms, percent, relative, usd, utc } from "@/lib/dashboard/format";
 import { NewsTable } from "./NewsTable";
 import styles from "./overview.module.css";
 
@@ -70,6 +71,7 @@ export function OverviewPage() {
             chain answer until midnight UTC. <Link href="/costs">Costs →</Link>
           </p>
         ))}
+      {o ? <ReadModelBanners banners={o.readModel.banners} link /> : null}
       {o ? <Tiles o={o} /> : !error ? <p className={styles.loading}>Loading…</p> : null}
       <SourcesHealth />
       <Headlines />
@@ -80,6 +82,9 @@ export function OverviewPage() {
 function Tiles({ o }: { o: OverviewJson }) {
   const t = o.thresholds;
   const healthy = o.health.byState.healthy + o.health.byState.quiet;
+  const readerLag = o.lag.readModel.lastFiveMinutes;
+  const readerHour = o.lag.readModel.lastHour;
+  const head = o.readModel.head;
   return (
     <div className={styles.tiles}>
       <Tile
@@ -99,17 +104,42 @@ function Tiles({ o }: { o: OverviewJson }) {
       <Tile
         name="lag"
         href="/queues"
-        title="Queue lag p99"
+        title="Lag fetch → readers p99"
         level={o.lag.level}
-        value={o.lag.worstP99Seconds === null ? "–" : ms(o.lag.worstP99Seconds * 1000)}
-        note={
+        value={readerLag ? ms(readerLag.p99Ms) : "–"}
+        note={`${
+          readerLag
+            ? `p50 ${ms(readerLag.p50Ms)} over ${readerLag.stories} stories in 5 min`
+            : "no story reached the read model in 5 min"
+        }${
+          readerHour ? ` · hour p50 ${ms(readerHour.p50Ms)}, p99 ${ms(readerHour.p99Ms)}` : ""
+        } · stages: ${
           o.lag.stages.length
-            ? o.lag.stages
-                .map((s) => `${s.queue} p50 ${ms(s.p50Ms)} · p99 ${ms(s.p99Ms)}`)
-                .join("; ")
+            ? o.lag.stages.map((s) => `${s.queue} p99 ${ms(s.p99Ms)}`).join(", ")
             : "no claims in the last hour"
-        }
-        threshold={`amber ≥ ${t.ALERT_LAG_P99_AMBER_SECONDS} s, red ≥ ${t.ALERT_LAG_P99_RED_SECONDS} s`}
+        }`}
+        threshold={`amber ≥ ${t.ALERT_LAG_P99_AMBER_SECONDS} s, red ≥ ${t.ALERT_LAG_P99_RED_SECONDS} s (readers or any stage)`}
+      />
+      <Tile
+        name="readmodel"
+        href="/read-path"
+        title="Read model"
+        level={o.readModel.level}
+        value={head ? `v${head.version}` : "none yet"}
+        note={`${
+          head
+            ? `built ${duration(head.ageSeconds)} ago in ${ms(head.buildMs)}`
+            : "no build has finished"
+        } · store: ${
+          o.readModel.store
+            ? o.readModel.store.kind === "redis"
+              ? "Redis"
+              : o.readModel.store.fallback
+                ? "in process (Redis down)"
+                : "in process"
+            : "not chosen yet"
+        }`}
+        threshold="red when changes wait 5 build intervals, amber on Redis fallback or a failed build"
       />
       <Tile
         name="dlq"

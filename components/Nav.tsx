@@ -7,6 +7,7 @@ export const PAGES = [
   { href: "/", label: "Overview" },
   { href: "/sources", label: "Sources" },
   { href: "/queues", label: "Queues" },
+  { href: "/read-path", label: "Read path" },
   { href: "/dead-letters", label: "Dead letters" },
   { href: "/stories", label: "Stories" },
   { href: "/items", label: "Items" },

@@ -39,6 +39,41 @@ export function QueuesPage() {
   );
 }
 
+/** Fetch → read model, in the stages' buckets: what the stages' waits add up to for readers. */
+function ReaderLag({ q }: { q: QueuesJson }) {
+  const drawn = q.readModelLag.filter((p) => p.lagP99Ms !== null);
+  const inSeconds = Math.max(0, ...drawn.map((p) => p.lagP99Ms ?? 0)) >= 10_000;
+  const scale = inSeconds ? 1000 : 1;
+  return (
+    <section className={`${styles.panel} ${styles.headline}`} data-lag-queue="read-model">
+      <h3>
+        fetch → readers · {drawn.reduce((n, p) => n + p.changed, 0)} stories ·{" "}
+        <Link href="/read-path">Read path →</Link>
+      </h3>
+      {drawn.length === 0 ? (
+        <p className={styles.sub}>No story reached the read model in the last {q.hours} h.</p>
+      ) : (
+        <TimeSeriesChart
+          data={q.readModelLag.map(
+            (p): SeriesPoint => ({
+              t: p.t,
+              p50: p.lagP50Ms === null ? null : p.lagP50Ms / scale,
+              p99: p.lagP99Ms === null ? null : p.lagP99Ms / scale,
+            }),
+          )}
+          series={[
+            { field: "p50", name: "p50" },
+            { field: "p99", name: "p99" },
+          ]}
+          unit={inSeconds ? " s" : " ms"}
+          sparse
+          label="Lag from fetch to the read model, p50 and p99 over time"
+        />
+      )}
+    </section>
+  );
+}
+
 function Body({ q }: { q: QueuesJson }) {
   const now = Date.now();
   return (
@@ -85,9 +120,11 @@ function Body({ q }: { q: QueuesJson }) {
 
       <h2>Lag p50 / p99</h2>
       <p className="lede">
-        How long a job had been due when a worker claimed it, per {Math.round(q.bucketSeconds / 60)}
-        -minute bucket (blue p50, red p99).
+        First the headline: from fetch to readers (the read model), then per stage how long a job
+        had been due when a worker claimed it, per {Math.round(q.bucketSeconds / 60)}-minute bucket
+        (blue p50, red p99).
       </p>
+      <ReaderLag q={q} />
       {q.lag.length === 0 ? (
         <p className="empty">No claims in the last {q.hours} h.</p>
       ) : (

@@ -1,0 +1,9 @@
+import { ReadPathPage } from "./ReadPathPage";
+
+export default function Page() {
+  return (
+    <main>
+      <ReadPathPage />
+    </main>
+  );
+}
