@@ -180,6 +180,10 @@ export class ReadModel {
       }
     }
     try {
+      // Another instance may have built the page and let the lock go between our first read
+      // and our lock: read once more under it, so two instances never build one key twice.
+      const again = locked ? await store.get(key) : null;
+      if (again?.modelVersion === version) return this.served(again, "hit");
       this.builds += 1;
       const orderPayload = await store.get(orderKey(list, version));
       if (!orderPayload) {

@@ -1,6 +1,6 @@
 import { emit } from "../../events";
 import { logger } from "../../logger";
-import type { Payload, ReadModelStore } from "../types";
+import { type Payload, type ReadModelStore, ReadModelUnavailableError } from "../types";
 import { MemoryStore } from "./memory";
 import type { RedisStore } from "./redis";
 
@@ -51,17 +51,26 @@ export class FallbackStore implements ReadModelStore {
     return this;
   }
 
+  /**
+   * While Redis fails, a key this process never read is unknown, not absent: that is an error
+   * (the reader gets stale-if-error or 503), never a "no such story" or an empty list.
+   */
   async get(key: string): Promise<Payload | null> {
-    if (this.fallback) return this.copy.get(key);
-    try {
-      const found = await this.redis.get(key);
-      if (found) await this.copy.put([found]);
-      else await this.copy.delete([key]);
-      return found;
-    } catch (err) {
-      this.fail(err);
-      return this.copy.get(key);
+    if (!this.fallback) {
+      try {
+        const found = await this.redis.get(key);
+        if (found) await this.copy.put([found]);
+        else await this.copy.delete([key]);
+        return found;
+      } catch (err) {
+        this.suspect(err);
+      }
     }
+    const held = await this.copy.get(key);
+    if (held) return held;
+    throw new ReadModelUnavailableError(
+      `Redis is failing and this process holds no copy of ${key}`,
+    );
   }
 
   async put(payloads: readonly Payload[]): Promise<void> {
@@ -71,7 +80,7 @@ export class FallbackStore implements ReadModelStore {
         await this.redis.put(payloads);
         return;
       } catch (err) {
-        this.fail(err);
+        this.suspect(err);
       }
     }
     for (const p of payloads) {
@@ -87,7 +96,7 @@ export class FallbackStore implements ReadModelStore {
         await this.redis.delete(keys);
         return;
       } catch (err) {
-        this.fail(err);
+        this.suspect(err);
       }
     }
     for (const key of keys) {
@@ -103,7 +112,7 @@ export class FallbackStore implements ReadModelStore {
       if (found) await this.copy.setHead(found);
       return found;
     } catch (err) {
-      this.fail(err);
+      this.suspect(err);
       return this.copy.head();
     }
   }
@@ -115,7 +124,7 @@ export class FallbackStore implements ReadModelStore {
         await this.redis.setHead(head);
         return;
       } catch (err) {
-        this.fail(err);
+        this.suspect(err);
       }
     }
     if (!this.pendingHead || this.pendingHead.modelVersion < head.modelVersion) {
@@ -129,7 +138,7 @@ export class FallbackStore implements ReadModelStore {
     try {
       return await this.redis.lock(key, ttlMs);
     } catch (err) {
-      this.fail(err);
+      this.suspect(err);
       return true;
     }
   }
@@ -148,6 +157,29 @@ export class FallbackStore implements ReadModelStore {
     await this.redis.close();
   }
 
+  private confirming = false;
+
+  /**
+   * A failed command is confirmed with a PING before the process switches: a 200 ms command
+   * timeout also fires when this process's own event loop was busy past it (timers run before
+   * the socket's replies are read), which a burst of a thousand requests in one tick does on a
+   * loaded 2-core machine; Redis answering the PING sent after it means Redis is fine. A refused
+   * connection fails the PING at once, a blackholed server after 200 ms.
+   */
+  private suspect(err: unknown): void {
+    if (this.fallback || this.confirming) return;
+    this.confirming = true;
+    void this.redis
+      .ping()
+      .then(async (up) => {
+        if (!up) return this.fail(err);
+        await this.replay().catch(() => undefined);
+      })
+      .finally(() => {
+        this.confirming = false;
+      });
+  }
+
   private fail(err: unknown): void {
     if (this.fallback) return;
     this.fallback = true;
@@ -160,21 +192,28 @@ export class FallbackStore implements ReadModelStore {
 
   private recovering = false;
 
+  /**
+   * What this process wrote while Redis failed goes there (newer-only writes, so an instance that
+   * built a later version meanwhile is never rolled back).
+   */
+  private async replay(): Promise<void> {
+    const pending = [...this.pending.values()];
+    const deletes = [...this.pendingDeletes];
+    const head = this.pendingHead;
+    if (pending.length) await this.redis.put(pending);
+    if (deletes.length) await this.redis.delete(deletes);
+    if (head) await this.redis.setHead(head);
+    for (const p of pending) if (this.pending.get(p.key) === p) this.pending.delete(p.key);
+    for (const key of deletes) this.pendingDeletes.delete(key);
+    if (this.pendingHead === head) this.pendingHead = null;
+  }
+
   private async tryRecover(): Promise<void> {
     if (this.recovering || !this.fallback) return;
     this.recovering = true;
     try {
       if (!(await this.redis.ping())) return;
-      // Redis answers: what this process built meanwhile goes there first (newer-only writes,
-      // so an instance that built a later version meanwhile is never rolled back).
-      const pending = [...this.pending.values()];
-      const deletes = [...this.pendingDeletes];
-      if (pending.length) await this.redis.put(pending);
-      if (deletes.length) await this.redis.delete(deletes);
-      if (this.pendingHead) await this.redis.setHead(this.pendingHead);
-      this.pending = new Map();
-      this.pendingDeletes = new Set();
-      this.pendingHead = null;
+      await this.replay();
       if (this.probe) clearInterval(this.probe);
       this.probe = null;
       this.fallback = false;

@@ -197,6 +197,7 @@ describe.skipIf(!hasRedis)("FallbackStore: Redis stopped → this process's copy
       const during = await store.get("page:20:0:home");
       expect(Date.now() - started).toBeLessThan(1_000);
       expect(during?.etag).toBe(page?.etag);
+      for (let i = 0; i < 20 && !store.inFallback; i++) await new Promise((r) => setTimeout(r, 50));
       expect((await store.head())?.modelVersion).toBe(1);
       expect(store.kind).toBe("memory");
       expect(events).toContainEqual({ kind: "memory", fallback: true });
@@ -226,7 +227,8 @@ describe.skipIf(!hasRedis)("FallbackStore: Redis stopped → this process's copy
     const store = (await openReadModelStore({ redisUrl: "redis://127.0.0.1:1" })) as FallbackStore;
     expect(store.kind).toBe("memory");
     expect(events).toEqual([true]);
-    expect(await store.get("page:20:0:home")).toBeNull();
+    // Unknown, not absent: the reader gets stale-if-error or a 503, never an empty list.
+    await expect(store.get("page:20:0:home")).rejects.toBeInstanceOf(ReadModelUnavailableError);
     off();
     await store.close();
   });
