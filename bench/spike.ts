@@ -2,13 +2,14 @@
  * The spike test (seed 003, issue 16): the public read path under a breaking-news spike.
  *
  *   npm run -s bench -- spike [--short] [--json] [--url URL [--sim URL]] [--runs R]
- *                             [--path P] [--peak R] [--scale N] [--connections N]
+ *                             [--path P] [--peak R] [--scale N] [--connections N] [--redis URL]
  *
  * Without --url: builds when stale, starts the app (`next start`, a free port) on the embedded
  * default with its built-in simulator and a fresh WIREWATCH_DATA_DIR, so the cache is cold (no
  * read model yet: the first requests are answered while the model comes up, and what they got
  * is counted), waits for /api/health, turns the simulator's rate up (--sim-rate, 600 stories a
- * minute: ingestion writes at full speed) and runs the load at once.
+ * minute: ingestion writes at full speed) and runs the load at once. --redis URL gives the app
+ * that REDIS_URL (the Redis store) instead of the in-process one.
  *
  * The load is an open model (bench/spikeDriver.ts, in a process of its own): arrivals on seed
  * 003's schedule, 5 req/s for 30 s, to 400 req/s in 20 s, 2 min at 400, back to 5 in 30 s
@@ -112,6 +113,7 @@ export interface TargetRun {
     notSent: number;
     okPerSecond: number;
     statuses: Record<string, number>;
+    headerTally: Record<string, number>;
   }[];
   plateau: { latencyMs: Spread; okPerSecond: number; achievedRate: number };
   cold: { firstOkAfterSeconds: number | null; beforeFirstOk: Record<string, number> };
@@ -166,6 +168,7 @@ export function summarize(r: DriverRecords, phases: readonly Phase[]): TargetRun
     notSent: 0,
     ok: 0,
     statuses: {} as Record<string, number>,
+    headerTally: {} as Record<string, number>,
   }));
   const plateauIndex = phases.findIndex((p) => p.name === "hold");
   const plateauLatencies: number[] = [];
@@ -205,6 +208,7 @@ export function summarize(r: DriverRecords, phases: readonly Phase[]): TargetRun
     if (h > 0) {
       const v = r.headerValues[h - 1] as string;
       headerTally[v] = (headerTally[v] ?? 0) + 1;
+      ph.headerTally[v] = (ph.headerTally[v] ?? 0) + 1;
     }
   }
   const sent = n - late - busy;
@@ -232,6 +236,7 @@ export function summarize(r: DriverRecords, phases: readonly Phase[]): TargetRun
         notSent: ph.notSent,
         okPerSecond: ph.ok / p.seconds,
         statuses: ph.statuses,
+        headerTally: ph.headerTally,
       };
     }),
     plateau: {
@@ -270,6 +275,7 @@ function parseOptions(args: string[]) {
       "late-ms": { type: "string", default: String(LATE_MS) },
       "sim-rate": { type: "string", default: "600" },
       "no-ingestion": { type: "boolean", default: false },
+      redis: { type: "string" },
     },
     strict: true,
   });
@@ -293,6 +299,10 @@ function parseOptions(args: string[]) {
   if (!values.path.startsWith("/")) throw usageError("--path must start with /");
   if (values.sim && !values.url) throw usageError("--sim goes with --url (the app's simulator)");
   if (values.short && values.scale) throw usageError("--short is --scale 6: give one of them");
+  if (values.redis && values.url) throw usageError("--redis is for the app this bench starts");
+  if (values.redis && !/^rediss?:\/\/\S+$/.test(values.redis)) {
+    throw usageError("--redis must be a redis:// URL");
+  }
   return {
     json: values.json,
     url: origin("url", values.url),
@@ -307,6 +317,7 @@ function parseOptions(args: string[]) {
     lateMs: positive("late-ms", values["late-ms"]),
     simRate: positive("sim-rate", values["sim-rate"]),
     ingestion: !values["no-ingestion"],
+    redis: values.redis ?? "",
   };
 }
 
@@ -329,7 +340,7 @@ interface StartedApp {
 }
 
 /** `next start` on the embedded default with its simulator, on a fresh data directory. */
-async function startApp(): Promise<StartedApp> {
+async function startApp(redisUrl: string): Promise<StartedApp> {
   const [port, simPort] = [await freePort(), await freePort()];
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "wirewatch-spike-"));
   const logFile = path.join(dataDir, "app.log");
@@ -337,7 +348,7 @@ async function startApp(): Promise<StartedApp> {
   const env = {
     ...process.env,
     DATABASE_URL: "",
-    REDIS_URL: "",
+    REDIS_URL: redisUrl,
     WIREWATCH_DATA_DIR: path.join(dataDir, "db"),
     WIREWATCH_CONFIG: "none",
     WIREWATCH_SIMULATOR: "on",
@@ -476,7 +487,7 @@ export async function run(args: string[]): Promise<void> {
   const runs: { app: TargetRun; baseline: TargetRun; order: string[]; cache: CacheReport }[] = [];
   const startedAt = new Date();
   try {
-    if (!o.url) app = await startApp();
+    if (!o.url) app = await startApp(o.redis);
     const origin = app?.origin ?? (o.url as string);
     const simUrl = app?.simUrl ?? o.sim;
     if (simUrl) {
@@ -595,7 +606,7 @@ export async function run(args: string[]): Promise<void> {
     target: {
       origin:
         o.url ??
-        "next start (embedded default, built-in simulator, fresh data directory: cold cache)",
+        `next start (${o.redis ? "Redis store" : "embedded default"}, built-in simulator, fresh data directory: cold cache)`,
       path: o.path,
       variantShare: VARIANT_SHARE,
       cold: !o.url,
@@ -666,7 +677,7 @@ function formatSummary(s: Summary, logFile: string | undefined): string {
       );
       for (const p of t.phases) {
         lines.push(
-          `  ${p.name.padEnd(5)} target ${p.targetRate.toFixed(1).padStart(6)}/s achieved ${p.achievedRate.toFixed(1).padStart(6)}/s, ${p.sent} sent, ${p.notSent} not sent; ${counts(p.statuses)}`,
+          `  ${p.name.padEnd(5)} target ${p.targetRate.toFixed(1).padStart(6)}/s achieved ${p.achievedRate.toFixed(1).padStart(6)}/s, ${p.sent} sent, ${p.notSent} not sent; ${counts(p.statuses)}${Object.keys(p.headerTally).length ? `; X-Cache ${counts(p.headerTally)}` : ""}`,
         );
       }
       lines.push(
