@@ -12,6 +12,12 @@ import { type MeaningLine, type MeaningLineOptions, meaningLine } from "./embed/
 import { type ExtractLine, type ExtractLineOptions, extractLine } from "./extract/line";
 import { EXTRACT_STAGE } from "./extract/stage";
 import { createLine, type LineOptions } from "./line/line";
+import {
+  type BuilderOptions,
+  createReadModelBuilder,
+  type ReadModelBuilder,
+} from "./readmodel/builder";
+import { INDEX_STAGE, indexStage } from "./readmodel/indexStage";
 import { fetchStage } from "./stages/fetchStage";
 import { FETCH_QUEUE, STREAM_QUEUE, syncFrontier } from "./stages/frontier";
 import { type StoryStageOptions, storyStage } from "./stages/storyStage";
@@ -54,6 +60,11 @@ export interface WorkerOptions {
    * from the settings; its owner closes it). Absent: no extraction.
    */
   extract?: ExtractLineOptions;
+  /**
+   * The read model (workers/readmodel): the index stage at the line's end and the builder, into
+   * this store (startIngestion gives the process's read model store). Absent: no read model.
+   */
+  readModel?: BuilderOptions;
 }
 
 export interface Workers {
@@ -88,15 +99,21 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
     stream: options.stream,
     recheckMs: options.streamRecheckMs,
   });
-  // dedup → embed → meaning (stage 4, when calibrated) → extract: each hands its survivors on.
+  // dedup → embed → meaning (stage 4, when calibrated) → extract → index: each hands its
+  // survivors on.
+  const toIndex = options.readModel ? [INDEX_STAGE] : [];
   const meaning: MeaningLine | null = options.meaning
     ? await meaningLine(db, {
         ...options.meaning,
-        handsOn: options.meaning.handsOn ?? (options.extract ? [EXTRACT_STAGE] : []),
+        handsOn: options.meaning.handsOn ?? (options.extract ? [EXTRACT_STAGE] : toIndex),
       })
     : null;
   const extract: ExtractLine | null = options.extract
-    ? extractLine(db, { ...options.extract, afterMeaning: meaning?.meaningRuns ?? false })
+    ? extractLine(db, {
+        ...options.extract,
+        handsOn: options.extract.handsOn ?? toIndex,
+        afterMeaning: meaning?.meaningRuns ?? false,
+      })
     : null;
   const line = createLine(
     db,
@@ -105,10 +122,11 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
         ...options.line?.dedup,
         handsOn:
           options.line?.dedup?.handsOn ??
-          (meaning ? [meaning.entry] : extract ? [EXTRACT_STAGE] : []),
+          (meaning ? [meaning.entry] : extract ? [EXTRACT_STAGE] : toIndex),
       }),
       ...(meaning?.stages ?? []),
       ...(extract ? [extract.stage] : []),
+      ...(options.readModel ? [indexStage(db, { after: extract ? "extract" : "dedup" })] : []),
     ],
     options.line,
   );
@@ -128,6 +146,10 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
   await line.start();
   meaning?.start();
   extract?.start();
+  const builder: ReadModelBuilder | null = options.readModel
+    ? createReadModelBuilder(db, options.readModel)
+    : null;
+  builder?.start();
   const refresh = setInterval(() => {
     sync().catch((err) => log.error({ err }, "could not sync the frontier with the sources"));
   }, options.sourcesRefreshMs ?? 30_000);
@@ -141,6 +163,8 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
     stop: async () => {
       clearInterval(refresh);
       await line.stop();
+      // No new build starts; the one in flight finishes (its version is whole or not set).
+      await builder?.stop();
       await meaning?.stop();
       await extract?.stop();
       await queue.stop(options.stopDeadlineMs ?? 10_000);

@@ -1,6 +1,9 @@
 import { type Config, config } from "@/lib/config";
 import type { Database } from "@/lib/db";
 import { logger } from "@/lib/logger";
+import { readModel } from "@/lib/readmodel/serve";
+import { openReadModelStore } from "@/lib/readmodel/store";
+import type { ReadModelStore } from "@/lib/readmodel/types";
 import { CHAT_MODEL } from "@/simulator/chat";
 import { type Simulator, startSimulator } from "@/simulator/server";
 import { loadSourcesFile, type SourceConfig, sourceSchema } from "@/workers/sources/sourcesFile";
@@ -78,11 +81,32 @@ export async function startIngestion(db: Database): Promise<Ingestion> {
       ? { url: `${simulator.url}/v1`, model: CHAT_MODEL }
       : undefined,
   );
+  const own = await ownsReadModel(db);
+  // The builder writes into this process's read model store when ingestion runs on the process's
+  // shared database (the app: it then serves what it built without a round trip); on any other
+  // (a test's, a tool's) into a store of its own on that database, closed at stop.
+  const readModelStore: ReadModelStore = own
+    ? await readModel().store()
+    : // No URL of its own: the table is reached through `db` itself.
+      await openReadModelStore({ db, databaseUrl: undefined });
   let workers: Workers;
   try {
-    workers = await startWorkers(db, { meaning: meaning?.options, extract: extraction?.options });
+    workers = await startWorkers(db, {
+      meaning: meaning?.options,
+      extract: extraction?.options,
+      readModel: {
+        store: readModelStore,
+        intervalMs: settings.WIREWATCH_READ_MODEL_INTERVAL_MS,
+        weights: {
+          halfLifeHours: settings.WIREWATCH_RANK_HALF_LIFE_HOURS,
+          outletWeight: settings.WIREWATCH_RANK_OUTLET_WEIGHT,
+          breakingBoost: settings.WIREWATCH_RANK_BREAKING_BOOST,
+        },
+      },
+    });
   } catch (err) {
     await extraction?.close();
+    if (!own) await readModelStore.close();
     await simulator?.stop();
     throw err;
   }
@@ -93,6 +117,7 @@ export async function startIngestion(db: Database): Promise<Ingestion> {
       await extraction?.close();
       await meaning?.options.embedder.close();
       await meaning?.ledger.close();
+      if (!own) await readModelStore.close();
       await simulator?.stop();
     },
   };
@@ -123,4 +148,10 @@ export async function reclaimAbandonedLeases(db: Database): Promise<void> {
   await db.prisma.$executeRaw`
     UPDATE queue_workers SET state = 'stopped', stopped_at = seen_at, in_flight = 0
     WHERE state <> 'stopped'`;
+}
+
+/** Whether `db` is this process's shared database (getDb's), without opening one. */
+async function ownsReadModel(db: Database): Promise<boolean> {
+  const shared = (globalThis as { wirewatchDb?: Promise<Database> }).wirewatchDb;
+  return shared !== undefined && (await shared.catch(() => null)) === db;
 }
