@@ -115,8 +115,13 @@ describe.skipIf(!hasRedis)("single-flight across two instances on one Redis", ()
     const seeder = await openReadModelStore({ redisUrl: REDIS_DB, prefix: "sf:" });
     await seedReadModel(seeder, { count: 60 });
     await seeder.close();
-    a = new ReadModel(() => openReadModelStore({ redisUrl: REDIS_DB, prefix: "sf:" }));
-    b = new ReadModel(() => openReadModelStore({ redisUrl: REDIS_DB, prefix: "sf:" }));
+    // 1,000 requests started in one tick keep this process's event loop busy for longer than
+    // the 200 ms command timeout on a shared 2-core machine, and a timer fires before the reply
+    // it guards is read: a test of the lock, not of the timeout, gives commands 5 s.
+    const open = () =>
+      openReadModelStore({ redisUrl: REDIS_DB, prefix: "sf:", commandTimeoutMs: 5_000 });
+    a = new ReadModel(open);
+    b = new ReadModel(open);
     await Promise.all([a.store(), b.store()]);
   });
   afterAll(async () => {
@@ -132,6 +137,7 @@ describe.skipIf(!hasRedis)("single-flight across two instances on one Redis", ()
         ),
       );
       expect(a.builds + b.builds - before, `limit ${limit}`).toBe(1);
+      expect(results.filter((r) => r.payload === null)).toEqual([]);
       expect(new Set(results.map((r) => r.payload?.etag)).size).toBe(1);
       expect(results.every((r) => r.outcome === "miss" || r.outcome === "hit")).toBe(true);
     }

@@ -16,6 +16,8 @@ export interface OpenStoreOptions {
   redisUrl?: string;
   /** The Redis key prefix (tests give each store client its own). */
   prefix?: string;
+  /** Redis command timeout (REDIS_COMMAND_TIMEOUT_MS, 200 ms, when absent). */
+  commandTimeoutMs?: number;
   /** The database whose read_payloads backs the memory store (getDb() when absent). */
   db?: Database;
   /** PostgreSQL URL for the read pool (DATABASE_URL when absent; ignored on PGlite). */
@@ -34,7 +36,12 @@ export async function openReadModelStore(options: OpenStoreOptions = {}): Promis
   const settings = config();
   const redisUrl = "redisUrl" in options ? options.redisUrl : settings.REDIS_URL;
   if (redisUrl) {
-    return new FallbackStore(new RedisStore(redisUrl, { prefix: options.prefix })).open();
+    return new FallbackStore(
+      new RedisStore(redisUrl, {
+        prefix: options.prefix,
+        commandTimeoutMs: options.commandTimeoutMs,
+      }),
+    ).open();
   }
   const db = options.db ?? (await getDb());
   const table = await openPayloadTable(
