@@ -1,4 +1,6 @@
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emit } from "./events";
 import { registerMetrics, scrape } from "./metrics";
@@ -173,4 +175,59 @@ describe("read path metrics", () => {
       `promtool check metrics (read path families, ${families.split("\n").filter((l) => !l.startsWith("#")).length} series): ${out.trim() || "OK"}`,
     );
   });
+});
+
+// The Read path row of the Grafana dashboard names only read path metrics this app exports
+// (lib/metrics.dedup.test.ts parses every panel's query with promtool), and the alerts test
+// file fires each read path rule (promtool test rules, also run there).
+describe("deploy/: the read path's panels and alerts", () => {
+  it("has a Read path row whose panels read the read path metrics, each exported", async () => {
+    const dashboard = JSON.parse(
+      readFileSync(path.resolve("deploy/grafana/wirewatch.json"), "utf8"),
+    ) as { panels: { title: string; targets?: { expr: string }[] }[] };
+    const panels = dashboard.panels.filter((p) => p.title.startsWith("Read path:"));
+    expect(panels.map((p) => p.title)).toEqual(
+      expect.arrayContaining([
+        "Read path: lag fetch → read model p50 / p99",
+        "Read path: cache hit ratio",
+        "Read path: time to first byte p50 / p99 by route",
+        "Read path: model age",
+        "Read path: build duration p50 / p99",
+      ]),
+    );
+    const { body } = await scrape({ database: async () => db });
+    const exported = new Set(
+      body.split("\n").flatMap((l) => (l.startsWith("# TYPE ") ? [l.split(" ")[2] as string] : [])),
+    );
+    const named = panels.flatMap((p) =>
+      (p.targets ?? []).flatMap((t) =>
+        [...t.expr.matchAll(/\bwirewatch_[a-z_]+/g)].map((m) => m[0]),
+      ),
+    );
+    expect(named.length).toBeGreaterThanOrEqual(8);
+    const family = (name: string) => name.replace(/_(bucket|sum|count)$/, "");
+    expect(named.filter((n) => !exported.has(n) && !exported.has(family(n)))).toEqual([]);
+  });
+
+  it.skipIf(promtool.skip)(
+    `fires each read path alert in promtool test rules${promtool.note}`,
+    () => {
+      const file = readFileSync(path.resolve("deploy/alerts.test.yml"), "utf8");
+      for (const rule of [
+        "WirewatchReadModelStale",
+        "WirewatchReadPathSlow",
+        "WirewatchReadCacheHitRatioLow",
+        "WirewatchReadModelLagHigh",
+        "WirewatchReadModelStoreFallback",
+      ]) {
+        expect(file).toContain(`alertname: ${rule}`);
+      }
+      const out = execFileSync(
+        promtool.need(),
+        ["test", "rules", path.resolve("deploy/alerts.test.yml")],
+        { encoding: "utf8" },
+      );
+      expect(out).toMatch(/SUCCESS/);
+    },
+  );
 });
