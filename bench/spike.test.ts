@@ -79,6 +79,7 @@ describe("the open-model driver (a child process)", () => {
       lateMs: 50,
       variantShare: 0.1,
       tallyHeaders: ["x-cache"],
+      headers: { accept: "application/json" },
     });
     const scheduled = arrivals(phases).at.length;
     expect(records.result).toHaveLength(scheduled);
@@ -111,6 +112,7 @@ describe("the open-model driver (a child process)", () => {
       lateMs: 50,
       variantShare: 0.1,
       tallyHeaders: ["x-cache"],
+      headers: { accept: "application/json" },
     });
     const report = summarize(records, phases);
     expect(report.notSent.busy).toBe(0);

@@ -2,14 +2,16 @@
  * The spike test (seed 003, issue 16): the public read path under a breaking-news spike.
  *
  *   npm run -s bench -- spike [--short] [--json] [--url URL [--sim URL]] [--runs R]
- *                             [--path P] [--peak R] [--scale N] [--connections N] [--redis URL]
+ *                             [--path P] [--peak R] [--scale N] [--connections N] [--redis URL] [--gzip]
  *
  * Without --url: builds when stale, starts the app (`next start`, a free port) on the embedded
  * default with its built-in simulator and a fresh WIREWATCH_DATA_DIR, so the cache is cold (no
  * read model yet: the first requests are answered while the model comes up, and what they got
  * is counted), waits for /api/health, turns the simulator's rate up (--sim-rate, 600 stories a
  * minute: ingestion writes at full speed) and runs the load at once. --redis URL gives the app
- * that REDIS_URL (the Redis store) instead of the in-process one.
+ * that REDIS_URL (the Redis store) instead of the in-process one. Requests ask for identity
+ * (uncompressed) bodies, the bytes the read model stores; --gzip sends Accept-Encoding: gzip as
+ * browsers do (the baseline then replays the compressed bytes).
  *
  * The load is an open model (bench/spikeDriver.ts, in a process of its own): arrivals on seed
  * 003's schedule, 5 req/s for 30 s, to 400 req/s in 20 s, 2 min at 400, back to 5 in 30 s
@@ -38,7 +40,7 @@ import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { type Baseline, replayHeaders, startBaseline } from "./spikeBaseline";
+import { type Baseline, fetchOnce, startBaseline } from "./spikeBaseline";
 import {
   type DriverRecords,
   KINDS,
@@ -274,6 +276,7 @@ function parseOptions(args: string[]) {
       timeout: { type: "string", default: String(TIMEOUT_MS) },
       "late-ms": { type: "string", default: String(LATE_MS) },
       "sim-rate": { type: "string", default: "600" },
+      gzip: { type: "boolean", default: false },
       "no-ingestion": { type: "boolean", default: false },
       redis: { type: "string" },
     },
@@ -318,6 +321,10 @@ function parseOptions(args: string[]) {
     simRate: positive("sim-rate", values["sim-rate"]),
     ingestion: !values["no-ingestion"],
     redis: values.redis ?? "",
+    headers: {
+      accept: "application/json",
+      ...(values.gzip ? { "accept-encoding": "gzip" } : {}),
+    } as Record<string, string>,
   };
 }
 
@@ -504,6 +511,7 @@ export async function run(args: string[]): Promise<void> {
       lateMs: o.lateMs,
       variantShare: VARIANT_SHARE,
       tallyHeaders: CACHE_HEADERS,
+      headers: o.headers,
     });
     for (let r = 0; r < o.runs; r++) {
       const order = r % 2 === 0 ? ["app", "baseline"] : ["baseline", "app"];
@@ -523,11 +531,13 @@ export async function run(args: string[]): Promise<void> {
           cache = cacheReport(before, after, got.app.headerTally);
         } else {
           if (!baseline) {
-            const res = await fetch(origin + o.path, { headers: { accept: "application/json" } });
-            const body = Buffer.from(await res.arrayBuffer());
-            const headers = replayHeaders(res.headers);
-            baselineSource = { status: res.status, bytes: body.length, headers };
-            baseline = await startBaseline(body, headers);
+            const once = await fetchOnce(origin + o.path, o.headers);
+            baselineSource = {
+              status: once.status,
+              bytes: once.body.length,
+              headers: once.headers,
+            };
+            baseline = await startBaseline(once.body, once.headers);
           }
           log(`run ${r + 1}/${o.runs}: the baseline (${baseline.origin})`);
           got.baseline = summarize(await runDriver(driverOptions(baseline.origin)), phases);
@@ -615,6 +625,7 @@ export async function run(args: string[]): Promise<void> {
     driver: {
       model: "open",
       transport: "node:http keep-alive agent",
+      requestHeaders: o.headers,
       connections: o.connections,
       lateMs: o.lateMs,
       timeoutMs: o.timeoutMs,

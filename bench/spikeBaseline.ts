@@ -23,12 +23,39 @@ export interface Baseline {
 }
 
 /** The headers of an app response worth replaying: all but hop-by-hop and per-response ones. */
-export function replayHeaders(headers: Headers): Record<string, string> {
+export function replayHeaders(headers: http.IncomingHttpHeaders): Record<string, string> {
   const kept: Record<string, string> = {};
-  headers.forEach((value, name) => {
-    if (!NOT_COPIED.has(name.toLowerCase())) kept[name.toLowerCase()] = value;
-  });
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || NOT_COPIED.has(name)) continue;
+    kept[name] = Array.isArray(value) ? value.join(", ") : value;
+  }
   return kept;
+}
+
+/**
+ * One answer of the app as the driver gets it: node:http with the driver's request headers, so
+ * the bytes are the ones on the wire (fetch would decompress them and keep Content-Encoding).
+ */
+export function fetchOnce(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: Buffer; headers: Record<string, string> }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { headers, timeout: 30_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          body: Buffer.concat(chunks),
+          headers: replayHeaders(res.headers),
+        }),
+      );
+      res.on("error", reject);
+    });
+    req.on("timeout", () => req.destroy(new Error(`GET ${url}: no answer within 30 s`)));
+    req.on("error", reject);
+  });
 }
 
 export async function startBaseline(

@@ -104,6 +104,8 @@ export interface DriverOptions {
   variantShare: number;
   /** Response headers whose values are tallied (the app's cache outcome header, if any). */
   tallyHeaders: string[];
+  /** Sent with every request (Accept; Accept-Encoding with --gzip). */
+  headers: Record<string, string>;
 }
 
 export interface DriverRecords {
@@ -249,7 +251,7 @@ async function drive(o: DriverOptions): Promise<DriverRecords> {
         port: target.port,
         path,
         method: "GET",
-        headers: { accept: "application/json" },
+        headers: o.headers,
       },
       (res) => {
         header[i] = tally(res);
