@@ -193,33 +193,46 @@ export function createReadModelBuilder(db: Database, options: BuilderOptions): R
     // After the store lost everything (Redis flushed) the version still moves forward, so no
     // cursor or ETag of an older model ever names the new one.
     const version = Math.max(head?.modelVersion ?? 0, last?.version ?? 0) + 1;
-    const rows = await q.$queryRaw<(ReadStory & { read_at: Date })[]>`
-      SELECT story_key AS "storyKey", source_id AS "sourceId", item_version AS "itemVersion",
-             title, link, summary, category, language, breaking, outlets,
-             outlet_count AS "outletCount", published_at AS "publishedAt",
-             first_seen_at AS "firstSeenAt", fetched_at AS "fetchedAt",
-             updated_at AS "updatedAt", indexed_at AS "indexedAt",
-             statement_timestamp() AS read_at
+    // Two reads: what ranking needs of every story (8 narrow columns: 5,000 rows in ~75 ms on a
+    // loaded 2-core machine, against ~150-500 ms for whole rows with their outlets), then whole
+    // rows only for the stories a payload shows (the prebuilt pages and the changed stories).
+    const rows = await q.$queryRaw<RankRow[]>`
+      SELECT story_key, category, language, breaking, outlet_count, first_seen_at, indexed_at,
+             fetched_at, statement_timestamp() AS read_at
       FROM read_stories ORDER BY first_seen_at DESC, story_key LIMIT ${MODEL_STORIES}`;
     const [clock] = await q.$queryRaw<{ now: Date }[]>`SELECT statement_timestamp() AS now`;
     const builtAt = rows[0]?.read_at ?? clock?.now ?? new Date();
 
     const ranked = rank(
       rows.map((r) => ({
-        id: r.storyKey,
-        firstSeenAt: r.firstSeenAt,
-        outlets: r.outletCount,
+        id: r.story_key,
+        firstSeenAt: r.first_seen_at,
+        outlets: r.outlet_count,
         breaking: r.breaking,
-        row: r,
       })),
       builtAt,
       weights,
     );
-    const stories = new Map<string, PublicStory>(ranked.map((r) => [r.id, publicStory(r.row)]));
+    const byId = new Map(rows.map((r) => [r.story_key, r]));
+    const orders = new Map<string, string[]>(LISTS.map((list) => [list, []]));
+    for (const { id } of ranked) {
+      for (const list of listsOf(byId.get(id) as RankRow)) orders.get(list)?.push(id);
+    }
+
+    const everything = !wroteAll || head === null;
+    const since = last ? last.builtAt.getTime() : Number.NEGATIVE_INFINITY;
+    const changedRows = rows.filter((r) => r.indexed_at.getTime() > since);
+    const toWrite = everything
+      ? rows
+      : rows.filter((r) => r.indexed_at.getTime() > since - CHANGED_MARGIN_MS);
+    const shown = new Set(toWrite.map((r) => r.story_key));
+    for (const ids of orders.values()) {
+      for (const id of ids.slice(0, PREBUILT_PAGES * DEFAULT_PAGE_LIMIT)) shown.add(id);
+    }
+    const stories = await readStories(q, [...shown]);
 
     const payloads: Payload[] = [];
-    for (const list of LISTS) {
-      const ids = ranked.filter((r) => inList(list, r.row)).map((r) => r.id);
+    for (const [list, ids] of orders) {
       payloads.push(orderPayload(list, ids, version, builtAt));
       const pages = Math.max(
         1,
@@ -227,33 +240,31 @@ export function createReadModelBuilder(db: Database, options: BuilderOptions): R
       );
       for (let p = 0; p < pages; p++) {
         const offset = p * DEFAULT_PAGE_LIMIT;
+        // A story deleted between the two reads is left out, as a page built from the order
+        // later leaves it out; the next build (it sees the deletion) drops it from the order.
         const items = ids
           .slice(offset, offset + DEFAULT_PAGE_LIMIT)
-          .map((id) => stories.get(id) as PublicStory);
+          .flatMap((id) => stories.get(id) ?? []);
         payloads.push(
           pagePayload(list, DEFAULT_PAGE_LIMIT, offset, items, ids.length, version, builtAt),
         );
       }
     }
-    const everything = !wroteAll || head === null;
-    const since = last ? last.builtAt.getTime() : Number.NEGATIVE_INFINITY;
-    const changedRows = rows.filter((r) => r.indexedAt.getTime() > since);
-    const toWrite = everything
-      ? rows
-      : rows.filter((r) => r.indexedAt.getTime() > since - CHANGED_MARGIN_MS);
-    for (const r of toWrite)
-      payloads.push(storyPayload(stories.get(r.storyKey) as PublicStory, version, builtAt));
+    for (const r of toWrite) {
+      const story = stories.get(r.story_key);
+      if (story) payloads.push(storyPayload(story, version, builtAt));
+    }
 
     await s.put(payloads);
     await s.setHead({ modelVersion: version, builtAt });
     wroteAll = true;
-    const removed = previous ? previous.filter((id) => !stories.has(id)) : [];
+    const removed = previous ? previous.filter((id) => !byId.has(id)) : [];
     if (removed.length > 0) await s.delete(removed.map(storyKey));
 
     const seconds = (performance.now() - started) / 1000;
     const finishedAt = new Date(builtAt.getTime() + seconds * 1000);
     const lagSeconds = changedRows.map((r) =>
-      Math.max(0, (finishedAt.getTime() - r.fetchedAt.getTime()) / 1000),
+      Math.max(0, (finishedAt.getTime() - r.fetched_at.getTime()) / 1000),
     );
     const bytes = payloads.reduce((n, p) => n + p.body.length, 0);
     await q.$executeRaw`
@@ -330,15 +341,40 @@ export function createReadModelBuilder(db: Database, options: BuilderOptions): R
   };
 }
 
-function inList(list: string, row: ReadStory): boolean {
-  if (list === "home") return true;
-  const [a, b] = list.split("|");
-  for (const part of [a, b]) {
-    if (!part) continue;
-    if (part.startsWith("category:") && row.category !== part.slice(9)) return false;
-    if (part.startsWith("lang:") && row.language !== part.slice(5)) return false;
-  }
-  return true;
+interface RankRow {
+  story_key: string;
+  category: string | null;
+  language: string | null;
+  breaking: boolean;
+  outlet_count: number;
+  first_seen_at: Date;
+  indexed_at: Date;
+  fetched_at: Date;
+  read_at: Date;
+}
+
+const KNOWN_LISTS = new Set(LISTS);
+
+/** The lists a story is in: home, its category, its language, both (those a model has). */
+function listsOf(r: RankRow): string[] {
+  // Spelled as listId spells them, unchecked: a value outside the known lists is simply in none.
+  const lists = ["home"];
+  if (r.category) lists.push(`category:${r.category}`);
+  if (r.language) lists.push(`lang:${r.language}`);
+  if (r.category && r.language) lists.push(`category:${r.category}|lang:${r.language}`);
+  return lists.filter((l) => KNOWN_LISTS.has(l));
+}
+
+/** Whole rows of these stories, as the public API shows them. */
+async function readStories(q: Query, ids: string[]): Promise<Map<string, PublicStory>> {
+  const rows = await q.$queryRaw<ReadStory[]>`
+    SELECT story_key AS "storyKey", source_id AS "sourceId", item_version AS "itemVersion",
+           title, link, summary, category, language, breaking, outlets,
+           outlet_count AS "outletCount", published_at AS "publishedAt",
+           first_seen_at AS "firstSeenAt", fetched_at AS "fetchedAt",
+           updated_at AS "updatedAt", indexed_at AS "indexedAt"
+    FROM read_stories WHERE story_key = ANY(${ids}::text[])`;
+  return new Map(rows.map((r) => [r.storyKey, publicStory(r)]));
 }
 
 /** The head's home order: every story it holds (null when it cannot be read). */
