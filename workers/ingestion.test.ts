@@ -55,6 +55,18 @@ describe("ingestion with nothing configured", () => {
     expect(extracted[0]).toMatchObject({ provider: "llm", model: "sim-extract-1" });
     expect(extracted[0]?.cost_usd).toBeGreaterThan(0);
 
+    // The line ends in the index stage and the builder makes read model versions of its stories.
+    let built: { stories: number; error: string | null }[] = [];
+    const byBuild = Date.now() + 30_000;
+    while (Date.now() < byBuild) {
+      built = await db.prisma.$queryRaw`
+        SELECT stories, error FROM read_model_builds WHERE stories > 0 ORDER BY id LIMIT 1`;
+      if (built.length > 0) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(built[0]).toMatchObject({ error: null });
+    expect(built[0]?.stories).toBeGreaterThan(0);
+
     await ingestion.stop();
     ingestion = undefined;
     const after = await db.prisma.collectorStatus.findMany({ where: { sourceId: "wire" } });
