@@ -99,6 +99,23 @@ describe("the index stage", () => {
     expect(await row(a.entryKey)).toMatchObject({ category: "economy", language: "bn" });
   });
 
+  it("after extract, the sweep finds a survivor whose hand-on was lost: extracted, no row", async () => {
+    const a = await put(db, "wire", "strike-w", TEXTS.strike);
+    await dedupStage(db).handle({ entryKey: a.entryKey, version: 1 }, ctx());
+    const stage = indexStage(db, { after: "extract" });
+    expect((await sweepStage(db, stage, { marginMs: 0 })).enqueued).toBe(0);
+    await db.prisma.$executeRaw`
+      INSERT INTO item_extractions (entry_key, item_version, source_id, language, category,
+                                    provider, model, prompt_version, extractor)
+      VALUES (${a.entryKey}, 1, 'wire', 'en', 'economy', 'local', 'local-rules@1', 'p1', 'x')`;
+    await db.prisma.$executeRaw`DELETE FROM line_cursors`;
+    expect((await sweepStage(db, stage, { marginMs: 0 })).enqueued).toBe(1);
+    await db.prisma.$executeRaw`DELETE FROM jobs`;
+    await indexItem(db, { entryKey: a.entryKey, version: 1 });
+    await db.prisma.$executeRaw`DELETE FROM line_cursors`;
+    expect((await sweepStage(db, stage, { marginMs: 0 })).enqueued).toBe(0);
+  });
+
   it("an edit updates the story; a job of the older version changes nothing (version guard)", async () => {
     const a = await put(db, "wire", "strike-w", TEXTS.strike);
     await through(a);
