@@ -1,9 +1,15 @@
 import type { ListPage, PublicStory } from "@/lib/readmodel/types";
 import styles from "./news.module.css";
 
-/** The language attribute of a story: a BCP 47 tag when the model knows it ("other" is not one). */
+/**
+ * The language attribute of a story: the model's when it is a BCP 47 tag ("other" is not one);
+ * before extraction has run (language null), Bangla when the title is in Bengali script, so a
+ * screen reader and the font choice are right from the first minute.
+ */
 function langOf(story: PublicStory): string | undefined {
-  return story.language && /^[a-z]{2,3}$/.test(story.language) ? story.language : undefined;
+  if (story.language && /^[a-z]{2,3}$/.test(story.language)) return story.language;
+  if (story.language === null && /[\u0980-\u09FF]/.test(story.title)) return "bn";
+  return undefined;
 }
 
 const time = (iso: string) =>
