@@ -17,6 +17,7 @@ const DASHBOARD_PAGES: DashboardPage[] = [
   { path: "/sources" },
   { path: `/sources/${E2E_SOURCE.id}` },
   { path: "/queues" },
+  { path: "/read-path" },
   { path: "/dead-letters" },
   { path: "/items", headline: true, show: (p) => p.getByLabel("Source id").fill(E2E_SOURCE.id) },
   { path: "/repairs" },
