@@ -487,11 +487,16 @@ export async function run(args: string[]): Promise<void> {
   let app: StartedApp | undefined;
   let baseline: Baseline | undefined;
   let baselineSource:
-    | { status: number; bytes: number; headers: Record<string, string> }
+    | { status: number; bytes: number; headers: Record<string, string>; error?: string }
     | undefined;
   let ingestion: IngestionReport | null = null;
   let simRate: number | null = null;
-  const runs: { app: TargetRun; baseline: TargetRun; order: string[]; cache: CacheReport }[] = [];
+  const runs: {
+    app: TargetRun;
+    baseline: TargetRun | null;
+    order: string[];
+    cache: CacheReport;
+  }[] = [];
   const startedAt = new Date();
   try {
     if (!o.url) app = await startApp(o.redis);
@@ -531,7 +536,15 @@ export async function run(args: string[]): Promise<void> {
           cache = cacheReport(before, after, got.app.headerTally);
         } else {
           if (!baseline) {
-            const once = await fetchOnce(origin + o.path, o.headers);
+            // An app that cannot answer one request leaves nothing to replay: reported, not run.
+            const once = await fetchOnce(origin + o.path, o.headers).catch((err: Error) => {
+              baselineSource = { status: 0, bytes: 0, headers: {}, error: err.message };
+              return null;
+            });
+            if (!once) {
+              log(`  baseline not run: ${baselineSource?.error}`);
+              continue;
+            }
             baselineSource = {
               status: once.status,
               bytes: once.body.length,
@@ -547,7 +560,7 @@ export async function run(args: string[]): Promise<void> {
           `  ${target}: ${t.sent} sent, ${t.notSent.late + t.notSent.busy} not sent, failed ${(100 * t.failedShare).toFixed(2)} %, plateau p99 ${t.plateau.latencyMs.p99.toFixed(1)} ms`,
         );
       }
-      runs.push({ app: got.app as TargetRun, baseline: got.baseline as TargetRun, order, cache });
+      runs.push({ app: got.app as TargetRun, baseline: got.baseline ?? null, order, cache });
     }
     if (blocked) {
       log(
@@ -563,8 +576,8 @@ export async function run(args: string[]): Promise<void> {
 
   const cold = runs[0]?.app as TargetRun;
   const ratios = runs.map((x) => ({
-    throughput: x.app.plateau.okPerSecond / x.baseline.plateau.okPerSecond,
-    p99: x.app.plateau.latencyMs.p99 / x.baseline.plateau.latencyMs.p99,
+    throughput: x.app.plateau.okPerSecond / (x.baseline?.plateau.okPerSecond ?? Number.NaN),
+    p99: x.app.plateau.latencyMs.p99 / (x.baseline?.plateau.latencyMs.p99 ?? Number.NaN),
   }));
   const ratio = {
     throughput: median(ratios.map((x) => x.throughput)),
@@ -655,8 +668,8 @@ type Summary = {
   target: { origin: string; path: string; cold: boolean };
   shape: { scale: number; phases: Phase[] };
   driver: { connections: number; lateMs: number };
-  runs: { app: TargetRun; baseline: TargetRun; order: string[]; cache: CacheReport }[];
-  baselineSource: { status: number; bytes: number } | null;
+  runs: { app: TargetRun; baseline: TargetRun | null; order: string[]; cache: CacheReport }[];
+  baselineSource: { status: number; bytes: number; error?: string } | null;
   ratios: { median: { throughput: number; p99: number } };
   cache: CacheReport | null;
   checks: { name: string; seed: boolean; value: number; limit: number; met: boolean }[];
@@ -679,6 +692,7 @@ function formatSummary(s: Summary, logFile: string | undefined): string {
   s.runs.forEach((run, k) => {
     for (const name of ["app", "baseline"] as const) {
       const t = run[name];
+      if (!t) continue;
       lines.push(
         "",
         `run ${k + 1} ${name}${run.order[0] === name ? " (first)" : ""}: ${t.scheduled} scheduled, ${t.sent} sent, not sent ${t.notSent.late} late + ${t.notSent.busy} busy; failed ${t.failed} (${(100 * t.failedShare).toFixed(2)} %)`,
@@ -706,7 +720,9 @@ function formatSummary(s: Summary, logFile: string | undefined): string {
       }
     }
   });
-  if (s.baselineSource) {
+  if (s.baselineSource?.error) {
+    lines.push("", `baseline: not run (the app's answer to replay: ${s.baselineSource.error})`);
+  } else if (s.baselineSource) {
     lines.push(
       "",
       `baseline: a bare node:http server answering the app's ${s.baselineSource.bytes} bytes (its answer was ${s.baselineSource.status}) with its headers`,
