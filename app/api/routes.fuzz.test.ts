@@ -9,7 +9,10 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadAdminState, SESSION_COOKIE, sealSession } from "@/lib/auth/session";
 import type { Database } from "@/lib/db";
+import { ReadModel } from "@/lib/readmodel/serve";
+import { openReadModelStore } from "@/lib/readmodel/store";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
+import { seedReadModel } from "@/lib/testing/readModelSeed";
 import { makeDeadLetters } from "@/workers/queue/deadLetters/testing";
 
 const PASSWORD = "fuzz-admin-password";
@@ -18,6 +21,7 @@ process.env.WIREWATCH_CHAOS = "on";
 process.env.DASHBOARD_READ = "open";
 
 const ORIGIN = "http://localhost:3000";
+const readModelGlobal = globalThis as unknown as { wirewatchReadModel?: ReadModel };
 /** Each sweep makes a few thousand calls: about 35 s for the longest on PGlite on 2 busy cores. */
 const FUZZ_TIMEOUT = 300_000;
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
@@ -390,9 +394,18 @@ beforeAll(async () => {
   // Rows for the reads to walk: dead letters, a source, a story-api source for the webhook.
   await db.prisma.source.create({ data: { id: "s", name: "S", kind: "feed" } });
   await makeDeadLetters(db, "fetch", [{ key: "s/1", sourceId: "s" }]);
+  // A built read model for the public routes (before the first build they answer 503
+  // not_ready, as a fresh install does), read through this test's database.
+  const openStore = () => openReadModelStore({ db, databaseUrl: undefined, redisUrl: undefined });
+  const writer = await openStore();
+  await seedReadModel(writer, { count: 30 });
+  await writer.close();
+  readModelGlobal.wirewatchReadModel = new ReadModel(openStore);
   routes = await loadRoutes();
 });
 afterAll(async () => {
+  await readModelGlobal.wirewatchReadModel?.close();
+  readModelGlobal.wirewatchReadModel = undefined;
   // Let a background repair's last write land before the database goes.
   await new Promise((r) => setTimeout(r, 300));
   await db?.drop();

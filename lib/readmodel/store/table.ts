@@ -1,6 +1,5 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
-import { config } from "../../config";
 import type { Database } from "../../db";
 import { PrismaClient } from "../../generated/prisma/client";
 import type { Payload } from "../types";
@@ -56,8 +55,9 @@ type Row = {
 /** The read path's table on this process's database (its own pool on PostgreSQL). */
 export async function openPayloadTable(
   db: Database,
-  url: string | undefined = config().DATABASE_URL,
-  poolSize = config().READ_POOL_SIZE,
+  /** The read pool's server; undefined: read through `db`'s own client (PGlite, tests). */
+  url: string | undefined,
+  poolSize: number,
 ): Promise<PayloadTable> {
   if (db.kind === "pglite" || !url) return prismaTable(db.prisma, async () => {});
   const pool = new pg.Pool({
