@@ -29,7 +29,9 @@ import { createScratchDatabase } from "@/lib/scratchDatabase";
 import { seedLargeDatabase } from "./dashboardSeed";
 
 const GOAL_P95_MS = 200;
-const NOT_DASHBOARD = ["/api/health", "/api/metrics", "/api/auth", "/api/chaos"];
+// The public read path (/api/news) answers from the read model, not the dashboard's reads, and
+// has a bench of its own (bench spike).
+const NOT_DASHBOARD = ["/api/health", "/api/metrics", "/api/auth", "/api/chaos", "/api/news"];
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 interface Measured {
