@@ -10,6 +10,7 @@ import { Backoff, type BackoffPolicy } from "./backoff";
 import { config } from "./config";
 import { PrismaClient } from "./generated/prisma/client";
 import { migrate, type SqlConnection } from "./migrate";
+import { PgliteThread } from "./pgliteThread";
 
 export type DatabaseKind = "pglite" | "postgres";
 
@@ -30,6 +31,11 @@ export interface Database {
   pool?: pg.Pool;
   listen(channel: string, onMessage: (payload: string) => void): Promise<Unlisten>;
   close(): Promise<void>;
+  /**
+   * False once the database can answer no more (the embedded database's thread stopped): the
+   * process's shared database is then opened again. Absent: always true.
+   */
+  readonly alive?: boolean;
 }
 
 export interface OpenOptions {
@@ -40,6 +46,12 @@ export interface OpenOptions {
   poolSize?: number;
   /** Refuse to initialise a new PGlite directory (read-only commands must not create one). */
   mustExist?: boolean;
+  /**
+   * PGlite in a worker thread of its own (lib/pgliteThread.ts, decision 031): the app's shared
+   * database, so ingestion's statements never hold the server's event loop. In this thread
+   * otherwise (tests and CLI commands, which serve nobody meanwhile).
+   */
+  thread?: boolean;
 }
 
 /** The PGlite directory holds no database: a read would only ever see an empty new one. */
@@ -57,10 +69,10 @@ export class DatabaseMissingError extends Error {
 export async function openDatabase(options: OpenOptions): Promise<Database> {
   return options.url
     ? openPostgres(options.url, options.poolSize ?? 10)
-    : openPglite(options.dataDir ?? "memory://", options.mustExist ?? false);
+    : openPglite(options.dataDir ?? "memory://", options.mustExist ?? false, options.thread);
 }
 
-async function openPglite(dataDir: string, mustExist: boolean): Promise<Database> {
+async function openPglite(dataDir: string, mustExist: boolean, thread = false): Promise<Database> {
   const inMemory = dataDir.startsWith("memory://");
   // PG_VERSION is the first file initdb writes and is in every PGlite data directory.
   if (mustExist && !inMemory && !existsSync(path.join(dataDir, "PG_VERSION"))) {
@@ -71,6 +83,7 @@ async function openPglite(dataDir: string, mustExist: boolean): Promise<Database
     await mkdir(dataDir, { recursive: true });
     release = await lockDataDir(dataDir);
   }
+  if (thread) return openPgliteThread(dataDir, inMemory, release);
   try {
     // pgvector ships as a PGlite extension; loaded here, made with CREATE EXTENSION by
     // lib/search/vectors.ts at start (docs/decisions/026).
@@ -89,6 +102,39 @@ async function openPglite(dataDir: string, mustExist: boolean): Promise<Database
       },
     };
   } catch (err) {
+    await release();
+    throw err;
+  }
+}
+
+/** The same database as openPglite's, with PGlite and its adapter in a worker thread. */
+async function openPgliteThread(
+  dataDir: string,
+  inMemory: boolean,
+  release: () => Promise<void>,
+): Promise<Database> {
+  let thread: PgliteThread | null = null;
+  try {
+    thread = await PgliteThread.start(dataDir);
+    await migrate(thread.sql(), undefined, { lock: false });
+    const open = thread;
+    const prisma = new PrismaClient({ adapter: open.adapterFactory() });
+    return {
+      kind: "pglite",
+      location: inMemory ? dataDir : path.resolve(dataDir),
+      prisma,
+      get alive() {
+        return open.alive;
+      },
+      listen: (channel, onMessage) => open.listen(channel, onMessage),
+      close: async () => {
+        await prisma.$disconnect();
+        await open.close();
+        await release();
+      },
+    };
+  } catch (err) {
+    await thread?.close().catch(() => undefined);
     await release();
     throw err;
   }
@@ -278,15 +324,29 @@ const globalForDb = globalThis as unknown as { wirewatchDb?: Promise<Database> }
  * instrumentation and workers in one process share one instance (PGlite allows only one).
  */
 export function getDb(): Promise<Database> {
-  globalForDb.wirewatchDb ??= openConfiguredDatabase().catch((err) => {
-    globalForDb.wirewatchDb = undefined;
-    throw err;
+  const shared = globalForDb.wirewatchDb;
+  if (!shared) return openShared(Promise.resolve());
+  return shared.then((db) => {
+    if (db.alive !== false) return db;
+    // An embedded database whose thread stopped is closed (its lock file goes) and opened anew.
+    if (globalForDb.wirewatchDb === shared) openShared(db.close().catch(() => undefined));
+    return getDb();
   });
-  return globalForDb.wirewatchDb;
+}
+
+function openShared(after: Promise<unknown>): Promise<Database> {
+  const opening: Promise<Database> = after
+    .then(() => openConfiguredDatabase({ thread: true }))
+    .catch((err) => {
+      if (globalForDb.wirewatchDb === opening) globalForDb.wirewatchDb = undefined;
+      throw err;
+    });
+  globalForDb.wirewatchDb = opening;
+  return opening;
 }
 
 /** A database of its own from configuration (a CLI command); `mustExist` for read-only ones. */
-export function openConfiguredDatabase(options: Pick<OpenOptions, "mustExist"> = {}) {
+export function openConfiguredDatabase(options: Pick<OpenOptions, "mustExist" | "thread"> = {}) {
   return openDatabase({
     url: config().DATABASE_URL,
     dataDir: config().WIREWATCH_DATA_DIR,

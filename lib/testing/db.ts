@@ -27,7 +27,10 @@ export async function createTestDatabase({
 } = {}): Promise<TestDatabase> {
   const server = embedded ? undefined : testServerUrl();
   if (!server) {
-    const db = await openDatabase({ dataDir: "memory://" });
+    // WIREWATCH_TEST_PGLITE_THREAD=1 runs every embedded test database the way the app opens its
+    // own, in a worker thread (lib/pgliteThread.ts): the whole suite checks that path that way.
+    const thread = process.env.WIREWATCH_TEST_PGLITE_THREAD === "1";
+    const db = await openDatabase({ dataDir: "memory://", thread });
     return {
       ...db,
       connectAnother: async () => {
