@@ -12,6 +12,10 @@ export async function register(): Promise<void> {
     // (lib/auth/peer.ts): route handlers have no other way to know who is asking.
     const { installPeerStamp } = await import("./lib/auth/peer");
     installPeerStamp();
+    // The public read path is answered before Next routes it, at a fraction of the cost
+    // (lib/readmodel/directPath.ts, docs/decisions/031).
+    const { installPublicReadDirectPath } = await import("./lib/readmodel/directPath");
+    installPublicReadDirectPath();
     const { startServer } = await import("./instrumentation-node");
     await startServer();
   }

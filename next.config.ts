@@ -1,16 +1,8 @@
 import type { NextConfig } from "next";
-import { API_CSP } from "./lib/auth/csp";
+import { API_HEADERS, SECURITY_HEADERS } from "./lib/auth/headers";
 
 // Response headers for every route (docs/decisions/009). The pages' Content-Security-Policy
 // carries a per-request nonce, so proxy.ts sets it; API answers get a fixed one here.
-const securityHeaders = [
-  { key: "X-Content-Type-Options", value: "nosniff" },
-  { key: "Referrer-Policy", value: "strict-origin-when-cross-origin" },
-  { key: "X-Frame-Options", value: "DENY" },
-  { key: "Cross-Origin-Opener-Policy", value: "same-origin" },
-  { key: "Permissions-Policy", value: "camera=(), microphone=(), geolocation=(), payment=()" },
-];
-const apiHeaders = [{ key: "Content-Security-Policy", value: API_CSP }];
 const bodyHeaders = [
   { type: "header" as const, key: "transfer-encoding" },
   { type: "header" as const, key: "content-length", value: "0*[1-9][0-9]*" },
@@ -39,15 +31,15 @@ const nextConfig: NextConfig = {
   ],
   async headers() {
     return [
-      { source: "/:path*", headers: securityHeaders },
-      { source: "/api/:path*", headers: apiHeaders },
+      { source: "/:path*", headers: SECURITY_HEADERS },
+      { source: "/api/:path*", headers: API_HEADERS },
       // A page request with a body is the one kind proxy.ts does not see (it would make Next
       // read the body to its end first), so it gets no nonce: its answer gets the API's CSP,
       // which runs no script at all. The dashboard never sends one (docs/decisions/013).
       ...bodyHeaders.map((has) => ({
         source: "/((?!api/).*)",
         has: [has],
-        headers: apiHeaders,
+        headers: API_HEADERS,
       })),
       { source: "/login", headers: noStore },
       { source: "/api/auth/:path*", headers: noStore },

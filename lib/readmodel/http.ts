@@ -1,7 +1,8 @@
-import { apiError } from "../api/respond";
-import { ReadModelKeyError } from "./keys";
+import { z } from "zod";
+import { apiError, parseParam, parseQuery } from "../api/respond";
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, ReadModelKeyError, STORY_ID } from "./keys";
 import { publicRateLimit } from "./rateLimit";
-import { recordRequest, type ServeResult } from "./serve";
+import { readModel, recordRequest, type ServeResult } from "./serve";
 
 /**
  * How the public API's answers may be kept: by any shared cache (a CDN, a reverse proxy) for 15 s,
@@ -14,6 +15,65 @@ export const PUBLIC_CACHE_CONTROL =
   "public, s-maxage=15, stale-while-revalidate=60, stale-if-error=600";
 
 type Route = "list" | "story";
+
+/**
+ * A payload answer as bytes and headers: what the route handlers wrap in a Response and the
+ * direct path (directPath.ts) writes to the socket without one. Every other answer (400, 404,
+ * 429, 503) is a Response from lib/api/respond.ts.
+ */
+export interface ReadAnswer {
+  status: 200 | 304;
+  headers: Record<string, string>;
+  body: Uint8Array | null;
+}
+
+export type PublicAnswer = ReadAnswer | Response;
+
+const ListQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).default(DEFAULT_PAGE_LIMIT),
+    category: z.string().max(40).optional(),
+    lang: z.string().max(40).optional(),
+    cursor: z.string().max(512).optional(),
+  })
+  .strict();
+
+const StoryId = z.string().regex(STORY_ID, "must be a story id (64 hex characters)");
+
+/** GET /api/news: the list page a request asks for (app/api/news/route.ts). */
+export async function listAnswer(request: Request): Promise<PublicAnswer> {
+  const startedAt = performance.now();
+  const limited = refuseOverLimit(request, "list", startedAt);
+  if (limited) return limited;
+  const query = parseQuery(request, ListQuery);
+  if (!query.ok) return query.response;
+  const { limit, category, lang, cursor } = query.value;
+  try {
+    const result = await readModel().getList({ category, lang }, limit, cursor);
+    return readAnswer(request, result, "list", startedAt);
+  } catch (err) {
+    return keyErrorResponse(err);
+  }
+}
+
+/** GET /api/news/{id}, the id as the path gave it, decoded (app/api/news/[id]/route.ts). */
+export async function storyAnswer(request: Request, rawId: string): Promise<PublicAnswer> {
+  const startedAt = performance.now();
+  const limited = refuseOverLimit(request, "story", startedAt);
+  if (limited) return limited;
+  const id = parseParam("id", rawId, StoryId);
+  if (!id.ok) return id.response;
+  return readAnswer(request, await readModel().getStory(id.value), "story", startedAt);
+}
+
+/** An answer as a Response (the route handlers). */
+export function toResponse(answer: PublicAnswer): Response {
+  if (answer instanceof Response) return answer;
+  return new Response(answer.body as Uint8Array<ArrayBuffer> | null, {
+    status: answer.status,
+    headers: answer.headers,
+  });
+}
 
 /** The 429 for a client past WIREWATCH_PUBLIC_RATE_LIMIT, or null. */
 export function refuseOverLimit(
@@ -45,12 +105,12 @@ export function keyErrorResponse(err: unknown): Response {
  * Age ≥ 15 would make every shared cache treat the answer as stale on arrival whenever the model
  * is older than s-maxage, which a quiet news hour always makes it.
  */
-export function readResponse(
+function readAnswer(
   request: Request,
   result: ServeResult,
   route: Route,
   startedAt: number,
-): Response {
+): PublicAnswer {
   if (result.payload === null) {
     recordRequest(route, result.outcome, startedAt);
     if (result.outcome === "error") {
@@ -59,20 +119,20 @@ export function readResponse(
     return apiError(result.code === "cursor_expired" ? 410 : 404, result.code, result.message);
   }
   const { payload, outcome, ageMs } = result;
-  const headers = new Headers({
+  const headers: Record<string, string> = {
     "cache-control": PUBLIC_CACHE_CONTROL,
     etag: payload.etag,
     "x-model-version": String(payload.modelVersion),
     "x-model-age": String(Math.floor(ageMs / 1000)),
     "x-cache": outcome,
-  });
+  };
   if (matchesIfNoneMatch(request.headers.get("if-none-match"), payload.etag)) {
     recordRequest(route, "not_modified", startedAt);
-    return new Response(null, { status: 304, headers });
+    return { status: 304, headers, body: null };
   }
-  headers.set("content-type", "application/json; charset=utf-8");
+  headers["content-type"] = "application/json; charset=utf-8";
   recordRequest(route, outcome, startedAt);
-  return new Response(payload.body as Uint8Array<ArrayBuffer>, { status: 200, headers });
+  return { status: 200, headers, body: payload.body };
 }
 
 /**
