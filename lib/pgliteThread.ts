@@ -33,6 +33,14 @@ import type { SqlConnection } from "./migrate";
 /** Runs in the worker thread: opens PGlite, then answers calls until "close". */
 const THREAD_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
+// On Linux this thread runs at a lower priority than the server's own (setpriority on its thread
+// id, from /proc/thread-self): when both want the CPU, a reader's request, which needs no
+// database, goes first, and ingestion's statements take what is left. The embedding thread
+// (lib/embed/shipped.ts, nice 10) yields to both. Elsewhere it runs at the process's priority.
+try {
+  const tid = Number(require("node:fs").readlinkSync("/proc/thread-self").split("/").pop());
+  if (Number.isInteger(tid) && tid > 0) require("node:os").setPriority(tid, workerData.nice);
+} catch {}
 const from = { paths: workerData.searchRoots };
 const load = (name) => require(require.resolve(name, from));
 let lite;
@@ -166,6 +174,13 @@ function rebuild(data: ErrorData): Error {
  */
 const OPEN_TIMEOUT_MS = 120_000;
 
+/**
+ * Nice 5: a third of the CPU weight of the server's thread (Linux CFS weights 335 against 1024)
+ * when both are busy; on an idle core it runs at full speed, so ingestion loses nothing unless
+ * readers need the CPU. Above the embedding thread's 10, so writes outrank a backfill.
+ */
+const THREAD_NICE = 5;
+
 export class PgliteThread {
   private readonly pending = new Map<
     number,
@@ -186,7 +201,7 @@ export class PgliteThread {
   static async start(dataDir: string): Promise<PgliteThread> {
     const worker = new Worker(THREAD_SOURCE, {
       eval: true,
-      workerData: { dataDir, searchRoots: searchRoots() },
+      workerData: { dataDir, searchRoots: searchRoots(), nice: THREAD_NICE },
       // PostgreSQL's own notices go to our stderr, never stdout (CLI commands print JSON there).
       stdout: true,
     });

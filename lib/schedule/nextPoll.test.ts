@@ -45,6 +45,32 @@ describe("nextPollSeconds", () => {
     ).toBe(120);
   });
 
+  it("keeps the cadence from start to start: a slow poll does not push the next one back", () => {
+    const page = { baseSeconds: 10, hot: false, failures: 0 };
+    expect(nextPollSeconds({ ...page, elapsedSeconds: 0 }, mid)).toBe(15);
+    expect(nextPollSeconds({ ...page, elapsedSeconds: 9.6 }, mid)).toBe(5);
+    // Longer than the cadence: the next poll starts after a short pause, not back to back.
+    expect(nextPollSeconds({ ...page, elapsedSeconds: 40 }, mid)).toBe(1);
+    expect(
+      nextPollSeconds({ baseSeconds: 300, hot: false, failures: 0, elapsedSeconds: 12 }, mid),
+    ).toBe(288);
+  });
+
+  it("counts a source's own hints from now, however long the poll took", () => {
+    expect(
+      nextPollSeconds(
+        { baseSeconds: 60, hot: false, failures: 2, retryAfterSeconds: 120, elapsedSeconds: 30 },
+        mid,
+      ),
+    ).toBe(120);
+    expect(
+      nextPollSeconds(
+        { baseSeconds: 60, hot: false, failures: 0, maxAgeSeconds: 600, elapsedSeconds: 30 },
+        mid,
+      ),
+    ).toBe(600);
+  });
+
   it("spreads polls by ±10%", () => {
     expect(nextPollSeconds({ baseSeconds: 300, hot: false, failures: 0 }, () => 0)).toBe(270);
     expect(nextPollSeconds({ baseSeconds: 300, hot: false, failures: 0 }, () => 0.999999)).toBe(

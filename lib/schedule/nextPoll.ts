@@ -15,6 +15,12 @@ export interface PollFacts {
   retryAfterSeconds?: number | null;
   maxAgeSeconds?: number | null;
   ttlMinutes?: number | null;
+  /**
+   * How long the poll that just ended took, fetch to durable write. The cadence runs from one
+   * poll's start to the next's, so a poll that waited on a busy writer does not push every later
+   * one back by its wait (under seed 003's spike a 15 s page cadence became 25-27 s that way).
+   */
+  elapsedSeconds?: number;
 }
 
 /** Never poll more often than this, hot or not: 15 s is already four polls a minute per source. */
@@ -31,6 +37,14 @@ export const MAX_HINT_SECONDS = 6 * 3600;
  */
 export const FAILING_RECHECK_SECONDS = 30;
 
+/** The least pause after a poll, however long it took: a slow source is not polled back to back. */
+export const MIN_PAUSE_SECONDS = 1;
+
+/**
+ * Seconds from now to the next poll: the cadence (hot, base or failing), jittered, counted from
+ * the ended poll's start (so minus `elapsedSeconds`), never under MIN_POLL_SECONDS start to start;
+ * a source's own hint (max-age, <ttl>, Retry-After) counts from now, as it was given.
+ */
 export function nextPollSeconds(f: PollFacts, random: () => number = Math.random): number {
   let delay = f.hot ? Math.max(MIN_POLL_SECONDS, f.baseSeconds / 4) : f.baseSeconds;
   if (f.failures > 0) {
@@ -42,13 +56,16 @@ export function nextPollSeconds(f: PollFacts, random: () => number = Math.random
     } as const;
     delay = backoffDelay(f.failures, policy);
   }
-  const hint = Math.max(f.maxAgeSeconds ?? 0, (f.ttlMinutes ?? 0) * 60);
+  let hint = Math.max(f.maxAgeSeconds ?? 0, (f.ttlMinutes ?? 0) * 60);
   if (hint > 0) delay = Math.max(delay, Math.min(hint, MAX_HINT_SECONDS));
   if (f.retryAfterSeconds) delay = Math.max(delay, Math.min(f.retryAfterSeconds, MAX_HINT_SECONDS));
+  hint = Math.min(Math.max(hint, f.retryAfterSeconds ?? 0), MAX_HINT_SECONDS);
   // ±10% so sources configured alike do not poll in lockstep (seed 003: synchronised retries
   // arrive as one wave)
   const jittered = delay * (0.9 + 0.2 * random());
-  return Math.max(MIN_POLL_SECONDS, Math.round(jittered));
+  const fromStart = Math.max(MIN_POLL_SECONDS, Math.round(jittered));
+  const elapsed = Math.max(0, f.elapsedSeconds ?? 0);
+  return Math.max(MIN_PAUSE_SECONDS, Math.round(fromStart - elapsed), Math.ceil(hint));
 }
 
 /** Cache-Control max-age in seconds, if the response gave one. */

@@ -36,6 +36,7 @@ export function fetchStage(
     retry: { baseDelaySeconds: 5, maxDelaySeconds: 15 * 60 },
     hostOf: (job) => (job.payload as unknown as CollectorPayload).host,
     handler: async (job) => {
+      const startedAt = Date.now();
       const state = job.payload as unknown as CollectorPayload;
       throwIfChaos("fetch", state.sourceId);
       const source = await wantedSource(db, state);
@@ -66,6 +67,7 @@ export function fetchStage(
         maxAgeSeconds: outcome.maxAgeSeconds,
         ttlMinutes: outcome.ttlMinutes,
         retryAfterSeconds: outcome.retryAfterSeconds,
+        elapsedSeconds: (Date.now() - startedAt) / 1000,
       });
       // The chosen delay and the hot spell are kept so the source page can say when polling is
       // faster than the configured interval (lib/schedule/pollNote.ts).
