@@ -1,7 +1,7 @@
 /**
  * Queue benchmark: how many jobs per second the Postgres job queue (workers/queue) runs through
  * worker processes, how long a job waits from enqueue to claim, and how that compares with a
- * minimal SKIP LOCKED loop and, with --peers, with graphile-worker 0.18 and pg-boss 11.
+ * minimal SKIP LOCKED loop and, with --peers, with graphile-worker 0.17 and pg-boss 10.
  *
  *   npm run -s bench -- queue [--jobs N] [--json] [--workers 1,2,4] [--concurrency C]
  *                             [--batch B] [--pool P] [--latency-seconds S]
@@ -45,11 +45,11 @@
  *     (SELECT … LIMIT 1000 FOR UPDATE SKIP LOCKED) RETURNING) and a DELETE … = ANY($1), polling
  *     every 5 ms when empty: the floor of a SKIP LOCKED queue (no tokens, attempts, stats,
  *     heartbeats, worker state, sweeper, NOTIFY or bookkeeping).
- *   - graphile-worker 0.18: its performance page's throughput settings (worker.graphile.org/
+ *   - graphile-worker 0.17: its performance page's throughput settings (worker.graphile.org/
  *     docs/performance: localQueue, completeJobBatchDelay 0, failJobBatchDelay 0), scaled to the
  *     same 2,000 jobs in flight: concurrentJobs 2,000, localQueue.size 1,000 (the batch we
  *     claim), maxPoolSize 10 (node-postgres' default; 4 ran slower here), its NOTIFY wake-up.
- *   - pg-boss 11: work() with batchSize 1,000 and includeMetadata (for the waits), two workers
+ *   - pg-boss 10: work() with batchSize 1,000 and includeMetadata (for the waits), two workers
  *     so 2,000 jobs can be in flight, pollingIntervalSeconds 0.5 (its floor), a pool of 10. A
  *     pg-boss worker waits out its polling interval after every batch, and nothing wakes it on
  *     insert from another process, so its rate is about workers × batch / 0.5 s and its waits
@@ -496,7 +496,7 @@ async function ownSystem(name: "wirewatch" | "raw", scratch: ScratchDatabase): P
   };
 }
 
-/** graphile-worker 0.18 in its own database; its schema installed up front. */
+/** graphile-worker 0.17 in its own database; its schema installed up front. */
 async function graphileSystem(scratch: ScratchDatabase): Promise<System> {
   const { makeWorkerUtils } = await import("graphile-worker");
   const utils = await makeWorkerUtils({ connectionString: scratch.where });
@@ -521,7 +521,7 @@ async function graphileSystem(scratch: ScratchDatabase): Promise<System> {
   };
 }
 
-/** pg-boss 11 in its own database; its schema and queue made up front. */
+/** pg-boss 10 in its own database; its schema and queue made up front. */
 async function pgBossSystem(scratch: ScratchDatabase): Promise<System> {
   const { default: PgBoss } = await import("pg-boss");
   const boss = new PgBoss({
@@ -544,10 +544,7 @@ async function pgBossSystem(scratch: ScratchDatabase): Promise<System> {
       await client.query("VACUUM ANALYZE pgboss.job");
     },
     enqueue: async (batch) => {
-      await boss.insert(
-        QUEUE,
-        batch.map((data) => ({ name: QUEUE, data })),
-      );
+      await boss.insert(batch.map((data) => ({ name: QUEUE, data })));
     },
     left: async () =>
       (

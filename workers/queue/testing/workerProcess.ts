@@ -19,9 +19,9 @@
  *             SKIP LOCKED claim (UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED LIMIT B)
  *             RETURNING) and a DELETE … WHERE id = ANY($1) on `raw_jobs` (createRawJobsTable()),
  *             polling every --poll-ms when empty.
- *   graphile  graphile-worker 0.18 with a no-op task (the queue bench's peer): --concurrency
+ *   graphile  graphile-worker 0.17 with a no-op task (the queue bench's peer): --concurrency
  *             concurrent jobs, a local queue of --batch jobs, batched completion (see bench/queue.ts).
- *   pgboss    pg-boss 11 with a no-op handler: --concurrency / --batch workers, each fetching
+ *   pgboss    pg-boss 10 with a no-op handler: --concurrency / --batch workers, each fetching
  *             --batch jobs, polling every --poll-ms (pg-boss' floor is 500 ms).
  *
  * noop, baseline, graphile and pgboss record, for the bench, when the first job was claimed and
