@@ -2,7 +2,7 @@ import { toIsoDate } from "./dates";
 import { finishEntry } from "./entry";
 import { alternateLink } from "./links";
 import { NS } from "./namespaces";
-import { innerMarkup, plainText } from "./text";
+import { innerMarkup, markupToText, plainText, titleText } from "./text";
 import type { EntryFields, ParsedEntry, ParsedFeed } from "./types";
 import { child, childrenNamed, elements, textOf, type XmlElement } from "./xmlTree";
 
@@ -20,8 +20,12 @@ function fromBase64(raw: string): string | undefined {
   }
 }
 
-/** A text construct as plain text, whatever its type (text, html, xhtml) or 0.3 mode. */
-function textConstruct(el: XmlElement | undefined): string {
+/**
+ * A text construct as plain text, whatever its type (text, html, xhtml) or 0.3 mode; titles
+ * read with titleText (escaped markup that is not HTML stays literal), summaries with plainText.
+ */
+function textConstruct(el: XmlElement | undefined, field: "title" | "summary"): string {
+  const toText = field === "title" ? titleText : plainText;
   if (!el) return "";
   const type = (el.attrs.type ?? "").toLowerCase();
   // RFC 4287 §4.1.3.3: a type that is neither text, HTML, XHTML, XML nor text/* means base64;
@@ -33,10 +37,15 @@ function textConstruct(el: XmlElement | undefined): string {
     !/[+/]xml$/.test(type);
   if (el.attrs.mode === "base64" || binary) {
     const decoded = fromBase64(textOf(el));
-    if (decoded !== undefined) return plainText(decoded);
+    if (decoded !== undefined) return toText(decoded);
   }
-  if (type.includes("xhtml") || elements(el).length > 0) return plainText(innerMarkup(el));
-  return plainText(textOf(el));
+  if (type.includes("xhtml") || elements(el).length > 0) {
+    // XHTML's elements are markup whatever their names; what they hold is read as above
+    return field === "title"
+      ? titleText(markupToText(innerMarkup(el)))
+      : plainText(innerMarkup(el));
+  }
+  return toText(textOf(el));
 }
 
 function date(el: XmlElement, ns: string, names: string[]): string | undefined {
@@ -74,13 +83,13 @@ export function atomEntryFields(entry: XmlElement, ns: string): EntryFields {
   const id = textOf(child(entry, ns, "id")).trim();
   return {
     atomId: id || undefined,
-    title: textConstruct(child(entry, ns, "title")),
+    title: textConstruct(child(entry, ns, "title"), "title"),
     link: alternateLink(childrenNamed(entry, ns, "link")),
     published: date(entry, ns, ["published", "issued", "created"]),
     updated: date(entry, ns, ["updated", "modified"]),
     summary:
-      textConstruct(child(entry, ns, "summary")) ||
-      textConstruct(child(entry, ns, "content")) ||
+      textConstruct(child(entry, ns, "summary"), "summary") ||
+      textConstruct(child(entry, ns, "content"), "summary") ||
       undefined,
     // RFC 4287 §4.2.1: an entry without an author inherits its source's, then the feed's.
     author: authorName(entry, ns) ?? authorName(child(entry, ns, "source"), ns),
@@ -110,7 +119,7 @@ export function readAtom(
   ];
   return {
     feed: {
-      title: textConstruct(child(root, ns, "title")),
+      title: textConstruct(child(root, ns, "title"), "title"),
       link: alternateLink(childrenNamed(root, ns, "link")),
       id: id || undefined,
       updated: date(root, ns, ["updated", "modified"]),

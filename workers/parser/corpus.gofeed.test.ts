@@ -3,10 +3,10 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { type ParsedEntry, type ParsedFeed, parseFeed } from "./parseFeed";
 import { corpusDir, Ledger, readJson, sameInstant, sameUrl, walk } from "./testing/corpora";
-import { plainText } from "./text";
+import { plainText, titleText } from "./text";
 
 // gofeed's expected JSON, mapped explicitly. Their titles keep markup as the document had it;
-// ours are plain text, so theirs pass through the same plain-text rule before comparing.
+// ours are plain text, so theirs pass through the same title rule (text.ts, titleText) first.
 //   parser/rss:   title, link, items.length, items[].title, .link, .guid.value → entry.guid,
 //                 .pubDateParsed → entry.published
 //   parser/atom:  title, id, updatedParsed, first alternate link; entries.length,
@@ -18,7 +18,7 @@ import { plainText } from "./text";
 
 type Json = Record<string, unknown>;
 const str = (v: unknown) => (typeof v === "string" ? v : undefined);
-const title = (v: unknown) => (typeof v === "string" ? plainText(v) : "");
+const title = (v: unknown) => (typeof v === "string" ? titleText(v) : "");
 
 function firstAlternate(links: unknown): string | undefined {
   if (!Array.isArray(links)) return undefined;

@@ -155,12 +155,27 @@ describe("parseFeed: text", () => {
     expect(feed.entries[0]?.summary).toBe("Le café est ouvert");
   });
 
-  it("never leaves markup in a title, escaped or in CDATA", () => {
+  it("strips HTML from a title, escaped or in CDATA", () => {
     const feed = parseFeed(
       rss(`<item><title><![CDATA[&lt;p&gt;Escaped&lt;/p&gt; and <b>naked</b>]]></title></item>
+           <item><title>&lt;em&gt;Breaking:&lt;/em&gt; AT&amp;amp;T</title></item>`),
+    );
+    expect(feed.entries.map((e) => e.title)).toEqual(["Escaped and naked", "Breaking: AT&T"]);
+  });
+
+  it("keeps escaped markup that is not HTML as the literal text of a title", () => {
+    // feedparser's rule (text.ts, titleText): only text that looks like HTML is HTML. Titles are
+    // shown as text, never as markup, so the literal <script> is words on a page, not a script.
+    const feed = parseFeed(
+      rss(`<item><title>&lt;blink&gt; is back</title></item>
+           <item><title>Closing &lt;/example&gt;</title></item>
            <item><title>&lt;script&gt;alert(1)&lt;/script&gt;Safe</title></item>`),
     );
-    expect(feed.entries.map((e) => e.title)).toEqual(["Escaped and naked", "Safe"]);
+    expect(feed.entries.map((e) => e.title)).toEqual([
+      "<blink> is back",
+      "Closing </example>",
+      "<script>alert(1)</script>Safe",
+    ]);
   });
 
   it("keeps a bare ampersand and a lone '<' that is not a tag", () => {

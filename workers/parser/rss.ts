@@ -2,7 +2,7 @@ import { toIsoDate } from "./dates";
 import { finishEntry } from "./entry";
 import { alternateLink, linkText } from "./links";
 import { ITUNES, NS, RSS_PLAIN } from "./namespaces";
-import { personName, plainText } from "./text";
+import { personName, plainText, titleText } from "./text";
 import type { ParsedEntry, ParsedFeed } from "./types";
 import { child, childrenNamed, textOf, type XmlElement } from "./xmlTree";
 
@@ -123,7 +123,7 @@ export function readItem(item: XmlElement): ParsedEntry {
   const authorEl = child(item, NS.atom10, "author");
   return finishEntry({
     guid: textOf(guidEl).trim() || undefined,
-    title: plainText(firstText(item, TITLE) ?? ""),
+    title: titleText(firstText(item, TITLE) ?? ""),
     link: itemLink(item, guidEl),
     published: firstDate(item, PUBLISHED),
     updated: firstDate(item, UPDATED),
@@ -154,7 +154,7 @@ export function readRss(
   const beside = childrenNamed(root, RSS_PLAIN, "item").map(readItem);
   return {
     feed: {
-      title: plainText(firstText(channel, TITLE) ?? ""),
+      title: titleText(firstText(channel, TITLE) ?? ""),
       link: pageLink(channel),
       updated: firstDate(channel, CHANNEL_UPDATED),
       ttlMinutes: ttlMinutes(firstText(channel, TTL)),

@@ -123,6 +123,60 @@ export function plainText(raw: string): string {
   return squash(stripTags(text));
 }
 
+// HTML elements a title written as HTML may use: feedparser's list of acceptable elements
+// (its `lookslikehtml`), whose rule we follow. Text whose tags are all of these, and that has an
+// end tag or an entity reference, is HTML; anything else is the literal text it says, so a
+// title about `<blink>` (written `&lt;blink&gt;`) keeps the word, tags and all.
+const HTML_ELEMENTS = new Set(
+  `a abbr acronym address area article aside audio b bdi bdo big blockquote br button
+  canvas caption center cite code col colgroup command datagrid datalist dd del details dfn dialog
+  dir div dl dt em event-source fieldset figcaption figure font footer form h1 h2 h3 h4 h5 h6
+  header hr i img input ins keygen kbd label legend li m map menu meter multicol nav nextid noscript
+  ol optgroup option output p pre progress q s samp section select small sound source spacer span
+  strike strong sub sup table tbody td textarea tfoot th thead time tr tt u ul var video`.split(
+    /\s+/,
+  ),
+);
+const END_TAG = /<\/\w+>/;
+const ENTITY_REF = /&#?\w+;/;
+const TAG_NAME = /<\/?(\w+)/g;
+const NAMED_REF = /&(\w+);/g;
+
+/** feedparser's `lookslikehtml`: an end tag or a reference, only known elements and entities. */
+function looksLikeHtml(s: string): boolean {
+  if (!END_TAG.test(s) && !ENTITY_REF.test(s)) return false;
+  for (const [, name] of s.matchAll(TAG_NAME)) {
+    if (!HTML_ELEMENTS.has((name as string).toLowerCase())) return false;
+  }
+  for (const [ref] of s.matchAll(NAMED_REF)) {
+    if (decodeHTML(ref) === ref) return false;
+  }
+  return true;
+}
+
+/**
+ * A title as plain text. Unlike plainText (summaries), a level of markup is undone only while
+ * the text still looks like HTML, so escaped markup that is not HTML stays as the literal text it
+ * is: `&lt;blink&gt;` is a title about blink tags, `&lt;/example&gt;` a title about an end tag.
+ */
+export function titleText(raw: string): string {
+  if (!raw.includes("<") && !raw.includes("&")) return squash(raw);
+  let text = raw;
+  for (let pass = 0; pass < MAX_PASSES && looksLikeHtml(text); pass++) {
+    const stripped = stripTags(text);
+    const next = stripped.includes("&") ? decodeHTML(stripped) : stripped;
+    if (next === text) break;
+    text = next;
+  }
+  return squash(text.includes("<") && looksLikeHtml(text) ? stripTags(text) : text);
+}
+
+/** One level of markup undone: tags stripped, entities decoded once (XHTML to its text). */
+export function markupToText(markup: string): string {
+  const stripped = stripTags(markup);
+  return stripped.includes("&") ? decodeHTML(stripped) : stripped;
+}
+
 function escapeText(s: string): string {
   return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }

@@ -61,6 +61,8 @@ export class Ledger {
   private readonly seen = new Map<string, string>();
   private readonly feeds = new Map<string, boolean>();
   readonly checked = new Map<string, number>();
+  private checks = 0;
+  private checksAgreeing = 0;
 
   constructor(readonly corpus: string) {}
 
@@ -68,8 +70,12 @@ export class Ledger {
   check(file: string, field: string, ours: unknown, theirs: unknown, same?: boolean): void {
     const agree = same ?? normalise(ours) === normalise(theirs);
     this.checked.set(field, (this.checked.get(field) ?? 0) + 1);
+    this.checks++;
     if (!this.feeds.has(file)) this.feeds.set(file, true);
-    if (agree) return;
+    if (agree) {
+      this.checksAgreeing++;
+      return;
+    }
     this.feeds.set(file, false);
     const key = `${file}#${field}`;
     if (!this.seen.has(key)) {
@@ -85,6 +91,10 @@ export class Ledger {
     return { unlisted, stale };
   }
 
+  /**
+   * Agreement two ways: feeds that agree on every mapped field (the figure decision 018 and
+   * issue 17 quote), and single field comparisons.
+   */
   summary(): string {
     const byKind = new Map<string, number>();
     for (const key of this.seen.keys()) {
@@ -93,6 +103,10 @@ export class Ledger {
     }
     const matched = [...this.feeds.values()].filter(Boolean).length;
     const kinds = [...byKind].map(([k, n]) => `${k} ${n}`).join(", ") || "none";
-    return `${this.corpus}: ${this.feeds.size} feeds compared, ${matched} agree on every mapped field; disagreements by kind: ${kinds}`;
+    const pct = (n: number, of: number) => `${((100 * n) / Math.max(1, of)).toFixed(1)} %`;
+    return (
+      `${this.corpus}: ${this.feeds.size} feeds compared, ${matched} agree on every mapped field (${pct(matched, this.feeds.size)}); ` +
+      `${this.checks} field checks, ${this.checksAgreeing} agree (${pct(this.checksAgreeing, this.checks)}); disagreements by kind: ${kinds}`
+    );
   }
 }
