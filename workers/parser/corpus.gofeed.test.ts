@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { type ParsedEntry, type ParsedFeed, parseFeed } from "./parseFeed";
+import { FeedParseError, type ParsedEntry, type ParsedFeed, parseFeed } from "./parseFeed";
 import { corpusDir, Ledger, readJson, sameInstant, sameUrl, walk } from "./testing/corpora";
 import { plainText, titleText } from "./text";
 
@@ -90,6 +90,57 @@ function compareTranslated(ledger: Ledger, file: string, ours: ParsedFeed, their
   });
 }
 
+/** A JSON Feed author list (1.1 `authors`, 1.0 `author`) as our byline: names joined by ", ". */
+function jsonAuthors(holder: Json): string | undefined {
+  const list = Array.isArray(holder.authors) ? (holder.authors as Json[]) : [holder.author as Json];
+  const names = list.map((a) => plainText(str(a?.name) ?? "")).filter(Boolean);
+  return [...new Set(names)].join(", ") || undefined;
+}
+
+// parser/json: their expected output is JSON Feed itself: title, home_page_url → feed.link;
+// items[].id → entry.guid, .title, .url (else external_url) → entry.link, .date_published,
+// .date_modified, authors (else author, else the feed's) → entry.author.
+function compareJson(ledger: Ledger, file: string, ours: ParsedFeed, theirs: Json) {
+  ledger.check(file, "feed.title", ours.feed.title, title(theirs.title));
+  const home = str(theirs.home_page_url);
+  ledger.check(file, "feed.link", ours.feed.link, home, sameUrl(ours.feed.link, home));
+  const items = (theirs.items as Json[] | undefined) ?? [];
+  ledger.check(file, "entries.length", ours.entries.length, items.length);
+  items.forEach((item, i) => {
+    const e: Partial<ParsedEntry> = ours.entries[i] ?? {};
+    ledger.check(file, "entry.guid", e.guid, str(item.id)?.trim() || undefined);
+    ledger.check(file, "entry.title", e.title, title(item.title));
+    const link = str(item.url) ?? str(item.external_url);
+    ledger.check(file, "entry.link", e.link, link, sameUrl(e.link, link));
+    const pub = str(item.date_published);
+    ledger.check(file, "entry.published", e.published, pub, sameInstant(e.published, pub));
+    const upd = str(item.date_modified);
+    ledger.check(file, "entry.updated", e.updated, upd, sameInstant(e.updated, upd));
+    ledger.check(file, "entry.author", e.author, jsonAuthors(item) ?? jsonAuthors(theirs));
+  });
+}
+
+// translator/json: title, link, items[].guid, .title, .link, .publishedParsed,
+// .updatedParsed, authors[].name (else author.name) → entry.author.
+function compareTranslatedJson(ledger: Ledger, file: string, ours: ParsedFeed, theirs: Json) {
+  ledger.check(file, "feed.title", ours.feed.title, title(theirs.title));
+  const link = str(theirs.link);
+  ledger.check(file, "feed.link", ours.feed.link, link, sameUrl(ours.feed.link, link));
+  const items = (theirs.items as Json[] | undefined) ?? [];
+  ledger.check(file, "entries.length", ours.entries.length, items.length);
+  items.forEach((item, i) => {
+    const e: Partial<ParsedEntry> = ours.entries[i] ?? {};
+    ledger.check(file, "entry.guid", e.guid, str(item.guid)?.trim() || undefined);
+    ledger.check(file, "entry.title", e.title, title(item.title));
+    ledger.check(file, "entry.link", e.link, str(item.link), sameUrl(e.link, str(item.link)));
+    const pub = str(item.publishedParsed);
+    ledger.check(file, "entry.published", e.published, pub, sameInstant(e.published, pub));
+    const upd = str(item.updatedParsed);
+    ledger.check(file, "entry.updated", e.updated, upd, sameInstant(e.updated, upd));
+    ledger.check(file, "entry.author", e.author, jsonAuthors(item));
+  });
+}
+
 const dir = corpusDir("gofeed");
 
 describe.skipIf(!dir)("corpus: gofeed", () => {
@@ -109,7 +160,34 @@ describe.skipIf(!dir)("corpus: gofeed", () => {
         else compareAtom(ledger, file, ours, theirs);
       }
     }
+    // JSON Feed: each input beside its `_expected.json`
+    for (const folder of ["parser/json", "translator/json"]) {
+      for (const input of walk(path.join(root, folder))) {
+        const expected = input.replace(/\.json$/, "_expected.json");
+        if (input.endsWith("_expected.json") || !existsSync(expected)) continue;
+        const file = path.relative(root, input);
+        const ours = parseFeed(readFileSync(input), { contentType: "application/feed+json" });
+        const theirs = readJson<Json>(expected);
+        if (folder === "parser/json") compareJson(ledger, file, ours, theirs);
+        else compareTranslatedJson(ledger, file, ours, theirs);
+      }
+    }
     console.log(ledger.summary());
     expect(ledger.verdict()).toEqual({ unlisted: [], stale: [] });
+  });
+
+  it("reads the universal parser's JSON Feeds and refuses its invalid JSON ones", () => {
+    const universal = path.join(root, "parser/universal");
+    for (const name of ["json10_feed.json", "json11_feed.json", "sample.json"]) {
+      const feed = parseFeed(readFileSync(path.join(universal, name)));
+      expect(feed.format, name).toMatch(/^json1[01]$/);
+      expect(feed.entries.length, name).toBeGreaterThan(0);
+    }
+    for (const file of [
+      path.join(universal, "invalid.json"),
+      path.join(root, "parser/json/invalid/invalid.json"),
+    ]) {
+      expect(() => parseFeed(readFileSync(file)), file).toThrow(FeedParseError);
+    }
   });
 });

@@ -3,6 +3,7 @@ import { decodeBody } from "./decode";
 import { detach } from "./entry";
 import { FeedParseError } from "./errors";
 import { stripSafeProlog } from "./hostile";
+import { isJsonBody, readJsonFeed } from "./jsonFeed";
 import { NS } from "./namespaces";
 import { isRssEntry, readItem, readRss } from "./rss";
 import type { EntryFields, FeedFormat, ParsedEntry, ParsedFeed } from "./types";
@@ -37,13 +38,18 @@ export function formatOf(root: XmlElement): FeedFormat {
 }
 
 /**
- * Bytes (or text) to a feed: decode (decode.ts), refuse entity declarations and drop the prolog
+ * Bytes (or text) to a feed: decode (decode.ts); a JSON body is read as a JSON Feed
+ * (jsonFeed.ts); otherwise refuse entity declarations and drop the prolog
  * (hostile.ts), parse the XML with limits (xmlTree.ts), reading each entry as RSS or Atom as soon
  * as it closes, then the feed's own fields. Throws FeedParseError for anything that is not a feed.
  */
 export function parseFeed(body: Buffer | string, opts: ParseFeedOptions = {}): ParsedFeed {
   const { text } = decodeBody(body, opts.contentType);
   if (!text.trim()) throw new FeedParseError("empty document");
+  if (isJsonBody(text, opts.contentType)) {
+    const json = readJsonFeed(text, opts.url);
+    return { ...json, feed: detachFeed(json.feed) };
+  }
   const entries = entryReader();
   const root = parseXml(stripSafeProlog(text), opts.url, entries.read);
   const format = formatOf(root);

@@ -2,6 +2,14 @@ import { readAtom } from "./atom";
 import { decodeBody } from "./decode";
 import { FeedParseError } from "./errors";
 import { safePrologEnd } from "./hostile";
+import {
+  isJsonBody,
+  jsonFeedAuthor,
+  jsonFeedBase,
+  jsonFeedDocument,
+  jsonFeedEntry,
+  jsonFeedFields,
+} from "./jsonFeed";
 import { detachFeed, formatOf, parseFeed } from "./parseFeed";
 import { readRss } from "./rss";
 import type { ParsedEntry, ParsedFeed } from "./types";
@@ -56,6 +64,7 @@ export async function readFeedInSlices(
 ): Promise<SlicedRead> {
   const max = Math.max(0, opts.maxEntries);
   const { text: decoded } = decodeBody(body, opts.contentType);
+  if (isJsonBody(decoded, opts.contentType)) return readJsonFeedInTurns(decoded, opts, max);
   if (decoded.length < SLICE_ABOVE_CHARS) {
     const whole = parseFeed(decoded, opts);
     return {
@@ -110,6 +119,36 @@ export async function readFeedInSlices(
     entries,
     entriesInDocument: scan.entries.length,
     entriesLeftOut: Math.max(0, scan.entries.length - max),
+  };
+}
+
+/**
+ * A JSON Feed: JSON.parse has no slices to offer (a 4.7 MB document parses in ~40 ms here), but
+ * its items are read SLICE_ENTRIES at a time with a turn between, as the XML entries are.
+ */
+async function readJsonFeedInTurns(
+  text: string,
+  opts: ReadFeedOptions,
+  max: number,
+): Promise<SlicedRead> {
+  const doc = jsonFeedDocument(text);
+  const base = jsonFeedBase(doc, opts.url);
+  const author = jsonFeedAuthor(doc);
+  const objects = doc.items.filter(
+    (item) => item && typeof item === "object" && !Array.isArray(item),
+  );
+  const entries: ParsedEntry[] = [];
+  for (let i = 0; i < Math.min(max, objects.length); i++) {
+    const entry = jsonFeedEntry(objects[i], base, author);
+    if (entry) entries.push(entry);
+    if ((i + 1) % SLICE_ENTRIES === 0) await turn();
+  }
+  return {
+    format: doc.format,
+    feed: detachFeed(jsonFeedFields(doc, base)),
+    entries,
+    entriesInDocument: objects.length,
+    entriesLeftOut: Math.max(0, objects.length - max),
   };
 }
 

@@ -1,4 +1,14 @@
-export type FeedFormat = "rss2" | "rss1" | "atom1" | "atom03" | "rss09x";
+export type FeedFormat =
+  | "rss2"
+  | "rss1"
+  | "atom1"
+  | "atom03"
+  | "rss09x"
+  /** Netscape's Channel Definition Format (CDF), a channel of items in capitals. */
+  | "cdf"
+  /** JSON Feed 1.0 and 1.1. */
+  | "json10"
+  | "json11";
 
 export interface ParsedEntry {
   guid?: string;
@@ -19,7 +29,15 @@ export interface ParsedEntry {
 export interface ParsedFeed {
   format: FeedFormat;
   /** ttlMinutes: RSS <ttl>, how long the publisher asks readers to wait between polls. */
-  feed: { title: string; link?: string; id?: string; updated?: string; ttlMinutes?: number };
+  /** language: a JSON Feed's `language` (BCP 47), when it says. */
+  feed: {
+    title: string;
+    link?: string;
+    id?: string;
+    updated?: string;
+    ttlMinutes?: number;
+    language?: string;
+  };
   entries: ParsedEntry[];
 }
 
