@@ -122,11 +122,12 @@ describe("parseFeed: JSON Feed", () => {
     ],
     ["a JSON array", "[1, 2]", /not a JSON Feed: the document is not a JSON object/],
     ["JSON without a version", '{"verion": "1.0"}', /not a JSON Feed: no jsonfeed.org version/],
+    ["a version and no items", '{"version": "https://jsonfeed.org/version/1"}', /items is missing/],
     ["another version", '{"version": "https://jsonfeed.org/version/2"}', /no jsonfeed.org version/],
     [
       "items that are not an array",
       '{"version": "https://jsonfeed.org/version/1", "items": {"id": 1}}',
-      /items is not an array/,
+      /items is missing or not an array/,
     ],
   ])("%s is a FeedParseError", (_, body, message) => {
     const err = refusal(() => parseFeed(body, { contentType: "application/feed+json" }));

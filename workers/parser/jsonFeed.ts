@@ -82,14 +82,15 @@ export function jsonFeedDocument(text: string): JsonFeedDocument {
       `not a JSON Feed: no jsonfeed.org version${said}; expected "https://jsonfeed.org/version/1.1"`,
     );
   }
-  if (feed.items !== undefined && !Array.isArray(feed.items)) {
-    throw new FeedParseError("not a JSON Feed: items is not an array");
+  // `items` is required (an empty feed says `"items": []`)
+  if (!Array.isArray(feed.items)) {
+    throw new FeedParseError("not a JSON Feed: items is missing or not an array");
   }
   const minor = version[1] ?? version[2] ?? version[3];
   return {
     format: minor === "1.1" ? "json11" : "json10",
     feed,
-    items: (feed.items as unknown[] | undefined) ?? [],
+    items: feed.items,
   };
 }
 
