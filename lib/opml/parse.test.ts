@@ -153,6 +153,28 @@ describe("parseOpml reports problems by line", () => {
     expect(performance.now() - started).toBeLessThan(200);
   });
 
+  it("refuses external and parameter entities, and any internal subset", () => {
+    for (const subset of [
+      '<!ENTITY xxe SYSTEM "file:///etc/passwd">',
+      '<!ENTITY % remote SYSTEM "http://169.254.169.254/dtd"> %remote;',
+      "",
+    ]) {
+      const doc = parseOpml(
+        `<?xml version="1.0"?>\n<!DOCTYPE opml [${subset}]>\n<opml><body><outline text="&xxe;" xmlUrl="https://a.example/"/></body></opml>`,
+      );
+      expect(doc, subset).toMatchObject({ readable: false, feeds: [] });
+      expect(doc.problems, subset).toMatchObject([{ line: 2, code: "entity_declaration" }]);
+    }
+  });
+
+  it("a DOCTYPE naming an external DTD is never fetched; an undeclared reference stays text", () => {
+    const doc = parseOpml(
+      '<!DOCTYPE opml SYSTEM "file:///etc/passwd">\n<opml><body><outline text="&xxe;" xmlUrl="https://a.example/"/></body></opml>',
+    );
+    expect(doc.problems).toEqual([]);
+    expect(doc.feeds[0]?.text).toBe("&xxe;");
+  });
+
   it("refuses a DOCTYPE inside the document", () => {
     const doc = parseOpml('<opml>\n<body>\n<!DOCTYPE x [<!ENTITY a "b">]>\n</body></opml>');
     expect(doc.problems).toMatchObject([{ line: 3, code: "entity_declaration" }]);
