@@ -366,4 +366,23 @@ describe("stream events are written in batches", () => {
     expect(sizes).toEqual([2, 2, 1]);
     expect(await db.prisma.news.count({ where: { sourceId: source.id } })).toBe(5);
   });
+
+  it("a stream that opens with a UTF-8 BOM loses none of its events (the spec drops the BOM)", async () => {
+    const source = await streamSource((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const events = [1, 2].map((seq) => ({
+        type: "item",
+        seq,
+        guid: `bom${seq}`,
+        title: `M${seq}`,
+      }));
+      res.end(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(sse(events))]));
+    });
+    await watchOnce(source);
+    const rows = await db.prisma.news.findMany({
+      where: { sourceId: source.id },
+      orderBy: { title: "asc" },
+    });
+    expect(rows.map((r) => r.title)).toEqual(["M1", "M2"]);
+  });
 });

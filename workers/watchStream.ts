@@ -202,11 +202,20 @@ async function consume(
   const onAbort = () => res.destroy();
   signal.addEventListener("abort", onAbort, { once: true });
   let dropped: unknown = null;
+  let opening = true;
   try {
     for await (const chunk of res) {
       clearTimeout(idle);
       idle = setTimeout(silent, idleMs);
-      parser.feed(chunk.toString("utf8"));
+      let text: string = chunk.toString("utf8");
+      // The SSE spec drops one BOM at the start of a stream; eventsource-parser 3 (the last that
+      // declares Node 20, decision 032) only drops it as raw bytes, and decoded it is U+FEFF,
+      // which would make the first event's first line an unknown field and lose that event.
+      if (opening) {
+        opening = false;
+        if (text.startsWith("\uFEFF")) text = text.slice(1);
+      }
+      parser.feed(text);
       let keepalive = false;
       let events = 0;
       for (const message of pending.splice(0)) {
