@@ -58,8 +58,18 @@ const attacks: Record<string, () => string> = {
     `<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY xxe SYSTEM "${origin}/xxe">]><rss><channel><title>&xxe;</title></channel></rss>`,
   "parameter entity": () =>
     `<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY % dtd SYSTEM "${origin}/evil.dtd"> %dtd;]><rss><channel><title>&leak;</title></channel></rss>`,
-  "declaration hidden after a comment holding '<a'": () =>
-    `<?xml version="1.0"?><!-- <a --><!DOCTYPE rss [<!-- <b --><!ENTITY x "${"y".repeat(1000)}">]><rss><channel><title>&x;</title></channel></rss>`,
+  "external entity hidden after a comment holding '<a'": () =>
+    `<?xml version="1.0"?><!-- <a --><!DOCTYPE rss [<!-- <b --><!ENTITY x SYSTEM "${origin}/x">]><rss><channel><title>&x;</title></channel></rss>`,
+  "public external entity": () =>
+    `<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY x PUBLIC "-//X//EN" "${origin}/x.dtd">]><rss><channel><title>&x;</title></channel></rss>`,
+  "parameter entity declared inline": () =>
+    `<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY % p "<!ENTITY y 'z'>"> %p;]><rss><channel><title>&y;</title></channel></rss>`,
+  "entity whose value is markup": () =>
+    `<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY m "&#60;title>x&#60;/title>">]><rss><channel>&m;</channel></rss>`,
+  "quadratic blowup within each value's limit": () =>
+    `<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY a "${"x".repeat(4_000)}">]><rss><channel><title>${"&a;".repeat(300)}</title></channel></rss>`,
+  "too many declarations": () =>
+    `<?xml version="1.0"?><!DOCTYPE rss [${Array.from({ length: 600 }, (_, i) => `<!ENTITY e${i} "v">`).join("")}]><rss><channel><title>t</title></channel></rss>`,
   "DOCTYPE smuggled inside the root element": () =>
     `<rss><!DOCTYPE x [<!ENTITY a "${"z".repeat(1000)}">]><channel><title>&a;&a;&a;</title></channel></rss>`,
 };
@@ -90,6 +100,44 @@ describe("hostile XML", () => {
       expect(m.heap).toBeLessThan(MAX_GROWTH);
     },
   );
+
+  it("plain-text entities a DOCTYPE declares are expanded in text and attributes", () => {
+    const body = `<?xml version="1.0"?>
+<!DOCTYPE rss [
+  <!-- the names a CMS template uses -->
+  <!ENTITY site "Dhaka &amp; Delta Wire">
+  <!ENTITY nbsp "&#160;">
+  <!ENTITY home 'https://wire.example.com'>
+  <!ENTITY site "a second declaration is ignored">
+  <!ELEMENT rss ANY>
+  <!ATTLIST rss version CDATA #FIXED "2.0">
+]>
+<rss version="2.0"><channel><title>&site;</title><link>&home;/</link>
+<item><title>Budget&nbsp;day at &site;</title><link>&home;/a?x=1&amp;y=2</link>
+<description><![CDATA[&site; stays as written in CDATA]]></description><category domain="&home;">News</category></item>
+</channel></rss>`;
+    const feed = parseFeed(body);
+    expect(feed.feed).toEqual({ title: "Dhaka & Delta Wire", link: "https://wire.example.com/" });
+    expect(feed.entries[0]).toMatchObject({
+      title: "Budget day at Dhaka & Delta Wire", // &nbsp; is U+00A0, collapsed like any space
+      link: "https://wire.example.com/a?x=1&y=2",
+      summary: "&site; stays as written in CDATA",
+    });
+  });
+
+  it("a document with declared entities reads the same in slices (readFeedInSlices)", async () => {
+    const { readFeedInSlices } = await import("./readFeedInSlices");
+    const items = Array.from(
+      { length: 400 },
+      (_, i) => `<item><guid>g${i}</guid><title>&brand; ${i} ${"x".repeat(300)}</title></item>`,
+    ).join("");
+    const body = `<!DOCTYPE rss [<!ENTITY brand "Wire">]><rss><channel><title>&brand;</title>${items}</channel></rss>`;
+    expect(body.length).toBeGreaterThan(128 * 1024);
+    const sliced = await readFeedInSlices(body, { maxEntries: 1_000 });
+    expect(sliced.entries).toEqual(parseFeed(body).entries);
+    expect(sliced.feed.title).toBe("Wire");
+    expect(sliced.entries[399]?.title).toMatch(/^Wire 399 x/);
+  });
 
   it("an external DTD without declarations is inert: parsed, never fetched", async () => {
     const body = `<?xml version="1.0"?><!DOCTYPE rss SYSTEM "${origin}/rss.dtd"><rss version="2.0"><channel><title>ok</title></channel></rss>`;

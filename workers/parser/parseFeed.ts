@@ -2,7 +2,7 @@ import { atomEntryFields, isAtomEntry, readAtom } from "./atom";
 import { decodeBody } from "./decode";
 import { detach } from "./entry";
 import { FeedParseError } from "./errors";
-import { stripSafeProlog } from "./hostile";
+import { readProlog } from "./hostile";
 import { isJsonBody, readJsonFeed } from "./jsonFeed";
 import { NS } from "./namespaces";
 import { isRssEntry, readItem, readRss } from "./rss";
@@ -39,7 +39,7 @@ export function formatOf(root: XmlElement): FeedFormat {
 
 /**
  * Bytes (or text) to a feed: decode (decode.ts); a JSON body is read as a JSON Feed
- * (jsonFeed.ts); otherwise refuse entity declarations and drop the prolog
+ * (jsonFeed.ts); otherwise read the prolog, refusing dangerous entity declarations, and drop it
  * (hostile.ts), parse the XML with limits (xmlTree.ts), reading each entry as RSS or Atom as soon
  * as it closes, then the feed's own fields. Throws FeedParseError for anything that is not a feed.
  */
@@ -51,7 +51,8 @@ export function parseFeed(body: Buffer | string, opts: ParseFeedOptions = {}): P
     return { ...json, feed: detachFeed(json.feed) };
   }
   const entries = entryReader();
-  const root = parseXml(stripSafeProlog(text), opts.url, entries.read);
+  const prolog = readProlog(text);
+  const root = parseXml(text.slice(prolog.end), opts.url, entries.read, prolog.entities);
   const format = formatOf(root);
   const read =
     format === "atom1" || format === "atom03"

@@ -1,7 +1,7 @@
 import { readAtom } from "./atom";
 import { decodeBody } from "./decode";
 import { FeedParseError } from "./errors";
-import { safePrologEnd } from "./hostile";
+import { readProlog } from "./hostile";
 import {
   isJsonBody,
   jsonFeedAuthor,
@@ -74,10 +74,11 @@ export async function readFeedInSlices(
       entriesLeftOut: Math.max(0, whole.entries.length - max),
     };
   }
-  const text = decoded.slice(safePrologEnd(decoded));
+  const prolog = readProlog(decoded);
+  const text = decoded.slice(prolog.end);
   await turn();
   const scan = await scanEntries(text);
-  const skeleton = parseXml(cutOut(text, scan.entries), opts.url);
+  const skeleton = parseXml(cutOut(text, scan.entries), opts.url, undefined, prolog.entities);
   const format = formatOf(skeleton);
   const read = format === "atom1" || format === "atom03" ? readAtom : readRss;
   const feed = detachFeed(read(skeleton).feed);
@@ -104,7 +105,7 @@ export async function readFeedInSlices(
         .map((a) => `</${a.name}>`)
         .reverse()
         .join("");
-    const slice = parseXml(wrapped, opts.url);
+    const slice = parseXml(wrapped, opts.url, undefined, prolog.entities);
     const holder = first.parent === null ? slice : firstElement(slice);
     const found = (holder?.children ?? []).filter(
       (c): c is XmlElement => typeof c !== "string" && ENTRY_NAMES.has(c.local),

@@ -1,5 +1,5 @@
 import { FeedParseError } from "./errors";
-import { doctypeEnd } from "./hostile";
+import { type DeclaredEntities, doctypeEnd, MAX_EXPANSION_CHARS } from "./hostile";
 import { USUAL_PREFIXES } from "./namespaces";
 import { resolveUrl } from "./urls";
 
@@ -107,7 +107,30 @@ function hasForbiddenRef(raw: string): boolean {
   return false;
 }
 
-function decodeInOrder(raw: string): string {
+/**
+ * decodeXml plus the plain-text entities a DOCTYPE declared (hostile.ts), each use counted
+ * against the document's budget.
+ */
+function decodeWithEntities(raw: string, entities: DeclaredEntities): string {
+  if (!raw.includes("&")) return raw;
+  return decodeInOrder(raw, (name) => {
+    const value = NAMED[name] ?? entities.values.get(name);
+    if (value !== undefined && !(name in NAMED)) {
+      entities.budget.left -= value.length;
+      if (entities.budget.left < 0) {
+        throw new FeedParseError(
+          `the DOCTYPE's entities expand to more than ${MAX_EXPANSION_CHARS} characters (an expansion bomb?)`,
+        );
+      }
+    }
+    return value;
+  });
+}
+
+function decodeInOrder(
+  raw: string,
+  named: (name: string) => string | undefined = (name) => NAMED[name],
+): string {
   let out = "";
   let last = 0;
   for (let amp = raw.indexOf("&"); amp !== -1; ) {
@@ -120,7 +143,7 @@ function decodeInOrder(raw: string): string {
           ? forbiddenRef(token)
             ? ""
             : undefined
-          : NAMED[token];
+          : named(token);
     if (value === undefined) {
       amp = raw.indexOf("&", amp + 1);
       continue;
@@ -182,6 +205,7 @@ function readAttributes(
   text: string,
   from: number,
   to: number,
+  decode: (raw: string) => string,
 ): Record<string, string> | undefined {
   let attrs: Record<string, string> | undefined;
   let i = from;
@@ -202,7 +226,7 @@ function readAttributes(
       const close = text.indexOf(quote === 34 ? '"' : "'", j + 1);
       if (close !== -1 && close < to) {
         attrs ??= Object.create(null) as Record<string, string>;
-        attrs[name] = decodeXml(text.slice(j + 1, close));
+        attrs[name] = decode(text.slice(j + 1, close));
         i = close + 1;
       }
     }
@@ -221,10 +245,18 @@ export type EntryReader = (el: XmlElement, parent: XmlElement, root: XmlElement)
 
 /**
  * Parses well-enough-formed XML into a tree; throws FeedParseError for what is not XML. With
- * `onEntry`, entries are read as they close instead of after the whole document is in memory.
+ * `onEntry`, entries are read as they close instead of after the whole document is in memory;
+ * with `entities` (hostile.ts, readProlog), references to them are expanded within its budget.
  */
-export function parseXml(input: string, baseUrl?: string, onEntry?: EntryReader): XmlElement {
+export function parseXml(
+  input: string,
+  baseUrl?: string,
+  onEntry?: EntryReader,
+  entities?: DeclaredEntities,
+): XmlElement {
   const text = input.includes("\r") ? input.replace(/\r\n?/g, "\n") : input;
+  // documents without declarations (nearly all) keep the plain decoder
+  const decode = entities ? (raw: string) => decodeWithEntities(raw, entities) : decodeXml;
   const top: XmlNode[] = [];
   const rootScope: Prefixes = Object.assign(Object.create(null), { xml: XML_NS });
   const stack: Frame[] = [];
@@ -240,7 +272,7 @@ export function parseXml(input: string, baseUrl?: string, onEntry?: EntryReader)
   };
   const flush = (into: XmlNode[]) => {
     if (pending) {
-      const decoded = decodeXml(pending);
+      const decoded = decode(pending);
       if (decoded) into.push(decoded);
       pending = "";
     }
@@ -304,8 +336,8 @@ export function parseXml(input: string, baseUrl?: string, onEntry?: EntryReader)
       } else if (nameEnd < gt) {
         const to = selfClosing ? gt - 1 : gt;
         attrs = hasTab(text, nameEnd, to)
-          ? readAttributes(untabbed(text, lt + 1, gt), nameEnd - lt, to - lt - 1)
-          : readAttributes(text, nameEnd + 1, to);
+          ? readAttributes(untabbed(text, lt + 1, gt), nameEnd - lt, to - lt - 1, decode)
+          : readAttributes(text, nameEnd + 1, to, decode);
       }
       if (el) flush(el.children);
       pending = "";
