@@ -1,11 +1,9 @@
 import type { Database } from "@/lib/db";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { auditInsertSql } from "@/workers/admin/audit";
+import { OPML_AUDIT_ACTIONS } from "./auditActions";
 import type { ExistingSource, ImportPlan, PlannedSource } from "./plan";
 import { type OpmlProblem, problem } from "./problems";
-
-/** The audit action an import records (for lib/dashboard/audit.ts's KNOWN_AUDIT_ACTIONS). */
-export const OPML_AUDIT_ACTIONS = { import: "sources.import_opml" } as const;
 
 /** Every source, for planImport to compare against. */
 export async function existingSources(db: Database): Promise<ExistingSource[]> {
