@@ -110,6 +110,8 @@ describe("npm run -s cli -- sources", () => {
     const r = await cli(["import-opml", testdata("problems.opml"), "--strict"]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain("--strict, so nothing was imported");
+    expect(r.stdout).toMatch(/^line 15: error blocked_ssrf: /m);
+    expect(r.stdout).not.toMatch(/^line \d+: added? /m);
     expect(await sourceRows()).toEqual(before);
   });
 

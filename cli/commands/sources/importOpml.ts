@@ -95,7 +95,10 @@ function printHuman(report: ImportReport): void {
   if (!report.readable) {
     console.log(`${report.file} could not be read as OPML; nothing was imported`);
   } else if (report.dryRun) {
-    console.log(`dry run of ${report.file}: would add ${added}, ${tally}; nothing changed`);
+    const refused = report.strict && errors > 0 ? "; --strict, so nothing would be imported" : "";
+    console.log(
+      `dry run of ${report.file}: would add ${added}, ${tally}${refused}; nothing changed`,
+    );
   } else if (report.strict && errors > 0) {
     console.log(`${report.file}: ${tally}; --strict, so nothing was imported`);
   } else {
