@@ -385,4 +385,18 @@ describe("stream events are written in batches", () => {
     });
     expect(rows.map((r) => r.title)).toEqual(["M1", "M2"]);
   });
+
+  it("a Bangla title split across two reads arrives whole", async () => {
+    const source = await streamSource((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const body = Buffer.from(sse([{ type: "item", seq: 1, guid: "split", title: "বাজেট পাস" }]));
+      // Cut inside the first letter's three bytes, and wait so the two halves are two reads.
+      const cut = body.indexOf(Buffer.from("বা")) + 1;
+      res.write(body.subarray(0, cut));
+      setTimeout(() => res.end(body.subarray(cut)), 50);
+    });
+    await watchOnce(source);
+    const rows = await db.prisma.news.findMany({ where: { sourceId: source.id } });
+    expect(rows.map((r) => r.title)).toEqual(["বাজেট পাস"]);
+  });
 });

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+import { StringDecoder } from "node:string_decoder";
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { Backoff, type Clock, systemClock } from "@/lib/backoff";
 import type { Database } from "@/lib/db";
@@ -203,11 +204,14 @@ async function consume(
   signal.addEventListener("abort", onAbort, { once: true });
   let dropped: unknown = null;
   let opening = true;
+  // A character may arrive split across two reads (any Bangla letter is 3 bytes): the decoder
+  // keeps a partial one for the next read instead of turning each half into U+FFFD.
+  const decoder = new StringDecoder("utf8");
   try {
     for await (const chunk of res) {
       clearTimeout(idle);
       idle = setTimeout(silent, idleMs);
-      let text: string = chunk.toString("utf8");
+      let text: string = decoder.write(chunk as Buffer);
       // The SSE spec drops one BOM at the start of a stream; eventsource-parser 3 (the last that
       // declares Node 20, decision 032) only drops it as raw bytes, and decoded it is U+FEFF,
       // which would make the first event's first line an unknown field and lose that event.
