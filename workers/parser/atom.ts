@@ -58,6 +58,18 @@ function date(el: XmlElement, ns: string, names: string[]): string | undefined {
   return undefined;
 }
 
+// Dublin Core terms stand in when Atom's own dates are missing (feeds converted from RDF write
+// dcterms:issued / dcterms:modified); Atom's own win when both are there.
+const PUBLISHED = ["published", "issued", "created"];
+const UPDATED = ["updated", "modified"];
+const DC_PUBLISHED = ["issued", "created"];
+const DC_UPDATED = ["modified"];
+
+const published = (el: XmlElement, ns: string) =>
+  date(el, ns, PUBLISHED) ?? date(el, NS.dcterms, DC_PUBLISHED);
+const updated = (el: XmlElement, ns: string) =>
+  date(el, ns, UPDATED) ?? date(el, NS.dcterms, DC_UPDATED);
+
 /** Every author's name (or address when nameless), joined with ", " as a byline would be. */
 function authorName(el: XmlElement | undefined, ns: string): string | undefined {
   if (!el) return undefined;
@@ -85,8 +97,8 @@ export function atomEntryFields(entry: XmlElement, ns: string): EntryFields {
     atomId: id || undefined,
     title: textConstruct(child(entry, ns, "title"), "title"),
     link: alternateLink(childrenNamed(entry, ns, "link")),
-    published: date(entry, ns, ["published", "issued", "created"]),
-    updated: date(entry, ns, ["updated", "modified"]),
+    published: published(entry, ns),
+    updated: updated(entry, ns),
     summary:
       textConstruct(child(entry, ns, "summary"), "summary") ||
       textConstruct(child(entry, ns, "content"), "summary") ||
@@ -122,7 +134,7 @@ export function readAtom(
       title: textConstruct(child(root, ns, "title"), "title"),
       link: alternateLink(childrenNamed(root, ns, "link")),
       id: id || undefined,
-      updated: date(root, ns, ["updated", "modified"]),
+      updated: updated(root, ns),
     },
     entries: fields.map((f) => finishAtomEntry(f, feedAuthor)),
   };

@@ -20,10 +20,21 @@ export function linkText(el: XmlElement | undefined): string | undefined {
   return resolveUrl(raw, el?.base) ?? raw;
 }
 
-function href(el: XmlElement): string | undefined {
+/** The `href` of a link element, made absolute against its xml:base; raw if it cannot be. */
+export function hrefOf(el: XmlElement): string | undefined {
   const raw = numericRefs(el.attrs.href?.trim() ?? "");
   if (!raw) return undefined;
   return resolveUrl(raw, el.base) ?? raw;
+}
+
+/**
+ * An Atom link's target: its href, or, for a link without one, the URL written as its content
+ * (`<link rel="alternate">https://…</link>`, which some generators emit). A link with neither
+ * points nowhere and is passed over.
+ */
+function target(el: XmlElement): string | undefined {
+  if (el.attrs.href !== undefined) return hrefOf(el);
+  return /^(?:https?:\/\/|\/)/i.test(textOf(el).trim()) ? linkText(el) : undefined;
 }
 
 const HTML_TYPES = ["", "text/html", "application/xhtml+xml"];
@@ -38,7 +49,7 @@ export function alternateLink(links: XmlElement[]): string | undefined {
     HTML_TYPES.includes((l.attrs.type ?? "").trim().toLowerCase()),
   );
   for (const l of [...html, ...alternates]) {
-    const url = href(l);
+    const url = target(l);
     if (url) return url;
   }
   return undefined;

@@ -1,4 +1,5 @@
 import { atomEntryFields, isAtomEntry, readAtom } from "./atom";
+import { isCdfRoot, readCdf } from "./cdf";
 import { decodeBody } from "./decode";
 import { detach } from "./entry";
 import { FeedParseError } from "./errors";
@@ -31,9 +32,10 @@ export function formatOf(root: XmlElement): FeedFormat {
     if (root.ns === NS.atom03 || (root.ns === "" && root.attrs.version === "0.3")) return "atom03";
     if (root.ns === NS.atom10 || root.ns === "") return "atom1";
   }
+  if (isCdfRoot(root)) return "cdf";
   const ns = root.ns ? ` in namespace ${root.ns}` : "";
   throw new FeedParseError(
-    `not a feed: the root element is <${root.local}>${ns}, not <rss>, <rdf:RDF> or <feed>`,
+    `not a feed: the root element is <${root.local}>${ns}, not <rss>, <rdf:RDF>, <feed> or a CDF <CHANNEL>`,
   );
 }
 
@@ -57,7 +59,9 @@ export function parseFeed(body: Buffer | string, opts: ParseFeedOptions = {}): P
   const read =
     format === "atom1" || format === "atom03"
       ? readAtom(root, entries.atom)
-      : readRss(root, { inChannel: entries.inChannel, beside: entries.beside });
+      : format === "cdf"
+        ? readCdf(root)
+        : readRss(root, { inChannel: entries.inChannel, beside: entries.beside });
   return { format, feed: detachFeed(read.feed), entries: read.entries };
 }
 
@@ -99,6 +103,7 @@ function entryReader() {
 function kindOf(root: XmlElement): "rss" | "atom" | "none" {
   try {
     const format = formatOf(root);
+    if (format === "cdf") return "none"; // rare and small: read from the whole tree
     return format === "atom1" || format === "atom03" ? "atom" : "rss";
   } catch {
     return "none"; // not a feed: parseFeed says so once the document is read

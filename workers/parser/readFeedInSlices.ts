@@ -1,4 +1,5 @@
 import { readAtom } from "./atom";
+import { readCdf } from "./cdf";
 import { decodeBody } from "./decode";
 import { FeedParseError } from "./errors";
 import { readProlog } from "./hostile";
@@ -80,6 +81,17 @@ export async function readFeedInSlices(
   const scan = await scanEntries(text);
   const skeleton = parseXml(cutOut(text, scan.entries), opts.url, undefined, prolog.entities);
   const format = formatOf(skeleton);
+  if (format === "cdf") {
+    // CDF's <ITEM>s are not cut out by the scan, so the skeleton is the whole document
+    const cdf = readCdf(skeleton);
+    return {
+      format,
+      feed: detachFeed(cdf.feed),
+      entries: cdf.entries.slice(0, max),
+      entriesInDocument: cdf.entries.length,
+      entriesLeftOut: Math.max(0, cdf.entries.length - max),
+    };
+  }
   const read = format === "atom1" || format === "atom03" ? readAtom : readRss;
   const feed = detachFeed(read(skeleton).feed);
 

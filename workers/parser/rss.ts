@@ -1,6 +1,6 @@
 import { toIsoDate } from "./dates";
 import { finishEntry } from "./entry";
-import { alternateLink, linkText } from "./links";
+import { alternateLink, hrefOf, linkText } from "./links";
 import { ITUNES, NS, RSS_PLAIN } from "./namespaces";
 import { personName, plainText, titleText } from "./text";
 import type { ParsedEntry, ParsedFeed } from "./types";
@@ -21,6 +21,7 @@ const PUBLISHED: Candidates = [
   [NS.dc, "date"],
   [NS.atom10, "published"],
   [NS.dcterms, "issued"],
+  [NS.dcterms, "created"],
 ];
 const UPDATED: Candidates = [
   [NS.atom10, "updated"],
@@ -43,6 +44,7 @@ const CHANNEL_UPDATED: Candidates = [
   [RSS_PLAIN, "pubDate"],
   [NS.dc, "date"],
   [NS.atom10, "updated"],
+  [NS.dcterms, "modified"],
 ];
 const TTL: Candidates = [[RSS_PLAIN, "ttl"]];
 const CATEGORY: Candidates = [
@@ -50,8 +52,13 @@ const CATEGORY: Candidates = [
   [NS.dc, "subject"],
 ];
 
+// Podcast tools write iTunes elements in capitals (`itunes:AUTHOR`, `itunes:Summary`) often
+// enough to matter; only there is a name compared without case (the length check first keeps
+// it off the common path).
 const named = (c: XmlElement, ns: string | readonly string[], local: string) =>
-  c.local === local && (typeof ns === "string" ? c.ns === ns : ns.includes(c.ns));
+  (c.local === local ||
+    (ns === ITUNES && c.local.length === local.length && c.local.toLowerCase() === local)) &&
+  (typeof ns === "string" ? c.ns === ns : ns.includes(c.ns));
 
 function firstText(el: XmlElement, candidates: Candidates) {
   for (const [ns, local] of candidates) {
@@ -79,12 +86,18 @@ function plain(raw: string | undefined): string | undefined {
   return raw === undefined ? undefined : plainText(raw) || undefined;
 }
 
+/** An RSS `<link href="…"/>` written Atom's way, when it points to the page (no rel, or alternate). */
+function pageHref(link: XmlElement): string | undefined {
+  if (link.attrs.href === undefined) return undefined;
+  return (link.attrs.rel?.trim() || "alternate") === "alternate" ? hrefOf(link) : undefined;
+}
+
 function pageLink(el: XmlElement): string | undefined {
   let atomLinks = false;
   for (const c of el.children) {
     if (typeof c === "string" || c.local !== "link") continue;
     if (RSS_PLAIN.includes(c.ns)) {
-      const url = linkText(c);
+      const url = linkText(c) ?? pageHref(c);
       if (url) return url;
     } else if (c.ns === NS.atom10) {
       atomLinks = true;

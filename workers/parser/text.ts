@@ -125,8 +125,8 @@ export function plainText(raw: string): string {
 
 // HTML elements a title written as HTML may use: feedparser's list of acceptable elements
 // (its `lookslikehtml`), whose rule we follow. Text whose tags are all of these, and that has an
-// end tag or an entity reference, is HTML; anything else is the literal text it says, so a
-// title about `<blink>` (written `&lt;blink&gt;`) keeps the word, tags and all.
+// entity reference or a start and an end tag, is HTML; anything else is the literal text it
+// says, so a title about `<blink>` (written `&lt;blink&gt;`) keeps the word, tags and all.
 const HTML_ELEMENTS = new Set(
   `a abbr acronym address area article aside audio b bdi bdo big blockquote br button
   canvas caption center cite code col colgroup command datagrid datalist dd del details dfn dialog
@@ -137,14 +137,19 @@ const HTML_ELEMENTS = new Set(
     /\s+/,
   ),
 );
+const START_TAG = /<\w/;
 const END_TAG = /<\/\w+>/;
 const ENTITY_REF = /&#?\w+;/;
 const TAG_NAME = /<\/?(\w+)/g;
 const NAMED_REF = /&(\w+);/g;
 
-/** feedparser's `lookslikehtml`: an end tag or a reference, only known elements and entities. */
+/**
+ * feedparser's `lookslikehtml`: an end tag or a reference, only known elements and entities.
+ * Stricter in one way: an end tag counts only beside a start tag, so a title about `</div>`
+ * alone is text.
+ */
 function looksLikeHtml(s: string): boolean {
-  if (!END_TAG.test(s) && !ENTITY_REF.test(s)) return false;
+  if (!ENTITY_REF.test(s) && !(END_TAG.test(s) && START_TAG.test(s))) return false;
   for (const [, name] of s.matchAll(TAG_NAME)) {
     if (!HTML_ELEMENTS.has((name as string).toLowerCase())) return false;
   }

@@ -38,6 +38,15 @@ const ENTITY_WINDOW = 32;
 const XML_NS = "http://www.w3.org/XML/1998/namespace";
 const SPACE = /\s/;
 
+/**
+ * The namespace of a prefix the document never declared: its usual one (`atom:`, `dc:`,
+ * `itunes:`, in any case: `ITUNES:AUTHOR` is in the wild), else the prefix itself, as Go's
+ * decoder (gofeed, miniflux) reads it. Not "": an undeclared `media:title` is not RSS's title.
+ */
+function undeclaredPrefix(prefix: string): string {
+  return USUAL_PREFIXES[prefix] ?? USUAL_PREFIXES[prefix.toLowerCase()] ?? prefix;
+}
+
 /** What /\s/ matches, without a regex call for the ASCII letters of a name. */
 function isSpace(c: number): boolean {
   if (c > 32 && c < 128) return false;
@@ -356,7 +365,7 @@ export function parseXml(
       const colon = name.indexOf(":");
       const prefix = colon === -1 ? "" : name.slice(0, colon);
       const child: XmlElement = {
-        ns: scope[prefix] ?? USUAL_PREFIXES[prefix] ?? "",
+        ns: scope[prefix] ?? (prefix ? undeclaredPrefix(prefix) : ""),
         local: colon === -1 ? name : name.slice(colon + 1),
         attrs: attrs ?? NO_ATTRS,
         children: [],
