@@ -53,6 +53,20 @@ describe("parseFeed: formats in the wild", () => {
     ]);
   });
 
+  it("RSS with Atom elements under .NET's a10 prefix: link, updated, author", () => {
+    const feed = parseFeed(wild("rss-a10-prefix.rss"));
+    expect(feed.feed).toEqual({
+      title: "Ministry press releases",
+      link: "https://gov.example.org/press",
+      updated: "2026-12-01T03:00:00Z",
+    });
+    expect(feed.entries[0]).toMatchObject({
+      link: "https://gov.example.org/press/77",
+      updated: "2026-12-01T02:45:00Z",
+      author: "Press Office",
+    });
+  });
+
   it("a Netscape CDF channel: HREF links against BASE, LASTMOD dates, nested channels' items", () => {
     const feed = parseFeed(wild("netscape.cdf"));
     expect(feed.format).toBe("cdf");
