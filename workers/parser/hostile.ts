@@ -215,18 +215,3 @@ export function readProlog(text: string): Prolog {
     }
   }
 }
-
-/**
- * For readers that expand no entities (lib/opml): where the root element starts, refusing a
- * prolog that declares any entity at all, as every reader here did before plain-text
- * declarations were read for feeds (readProlog).
- */
-export function safePrologEnd(text: string): number {
-  const { end } = readProlog(text);
-  if (/<!ENTITY/i.test(text.slice(0, end))) {
-    throw new FeedParseError(
-      "the DOCTYPE declares entities (<!ENTITY); this reader expands none, and entity declarations are how billion-laughs and XXE attacks work",
-    );
-  }
-  return end;
-}
