@@ -137,8 +137,8 @@ export async function readFeedInSlices(
 
 /**
  * A JSON Feed: JSON.parse has no slices to offer (a 6.8 MB, 20,000-item one: ~15 ms, and ~13 ms
- * for the depth scan before it, measured here), but
- * its items are read SLICE_ENTRIES at a time with a turn between, as the XML entries are.
+ * for the depth scan before it, measured here), but its items are read SLICE_ENTRIES at a time
+ * with a turn between, as the XML entries are.
  */
 async function readJsonFeedInTurns(
   text: string,
