@@ -13,7 +13,7 @@ import { syncSources } from "@/workers/sources/syncSources";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, "../..");
-const testdata = (name: string) => path.join(ROOT, "lib/opml/testdata", name);
+const testdata = (name: string) => path.join(ROOT, "workers/sources/opml/testdata", name);
 let dir: string;
 let dataDir: string;
 

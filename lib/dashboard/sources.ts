@@ -413,6 +413,8 @@ export const SOURCE_AUDIT_ACTIONS = {
   fetchNow: "sources.fetch_now",
   pause: "sources.pause",
   resume: "sources.resume",
+  /** An OPML file's feeds added (workers/sources/opml/apply.ts). */
+  importOpml: "sources.import_opml",
 } as const;
 
 /** What an admin action on a source did (workers/admin/sources.ts), as the page shows it. */

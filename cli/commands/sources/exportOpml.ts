@@ -1,7 +1,7 @@
 import { rename, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { openConfiguredDatabase } from "@/lib/db";
-import { exportSources } from "@/lib/opml";
+import { exportSources } from "@/workers/sources/opml";
 import { UsageError } from "../../usage";
 
 export const usage = `sources export-opml             every feed source (file and dashboard, enabled or not) as

@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { userInfo } from "node:os";
 import { parseArgs } from "node:util";
 import { openConfiguredDatabase } from "@/lib/db";
+import { decodeBody } from "@/workers/parser/decode";
 import {
   applyImport,
   existingSources,
@@ -10,8 +11,7 @@ import {
   type PlannedSource,
   parseOpml,
   planImport,
-} from "@/lib/opml";
-import { decodeBody } from "@/workers/parser/decode";
+} from "@/workers/sources/opml";
 import { UsageError } from "../../usage";
 
 export const usage = `sources import-opml FILE        add the feeds of an OPML file (Feedly, Inoreader, Miniflux,

@@ -1,7 +1,7 @@
+import { SOURCE_AUDIT_ACTIONS } from "@/lib/dashboard/sources";
 import type { Database } from "@/lib/db";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { auditInsertSql } from "@/workers/admin/audit";
-import { OPML_AUDIT_ACTIONS } from "./auditActions";
 import type { ExistingSource, ImportPlan, PlannedSource } from "./plan";
 import { type OpmlProblem, problem } from "./problems";
 
@@ -67,7 +67,7 @@ export async function applyImport(
     ),
     audit AS (${auditInsertSql({
       actor,
-      action: OPML_AUDIT_ACTIONS.import,
+      action: SOURCE_AUDIT_ACTIONS.importOpml,
       target: file ? { file } : {},
       dryRun: false,
       affected: Prisma.sql`SELECT count(*) FROM inserted`,

@@ -1,7 +1,6 @@
 // OPML import and export of sources: parse → plan (pure, for a dry run or a page's preview) →
 // apply (the database); export reads the sources and writes OPML 2.0. See README.md.
 export { type ApplyResult, applyImport, existingSources } from "./apply";
-export { OPML_AUDIT_ACTIONS } from "./auditActions";
 export { buildOpml, exportSources, type OpmlExportEntry } from "./export";
 export { type OpmlDocument, type OpmlFeed, parseOpml } from "./parse";
 export {

@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SOURCE_AUDIT_ACTIONS } from "@/lib/dashboard/sources";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 import { syncSources } from "@/workers/sources/syncSources";
 import { applyImport, existingSources } from "./apply";
-import { OPML_AUDIT_ACTIONS } from "./auditActions";
 import { exportSources } from "./export";
 import { parseOpml } from "./parse";
 import { planImport } from "./plan";
@@ -106,7 +106,7 @@ describe("applyImport", () => {
     });
     expect(audit).toMatchObject({
       actor: "test",
-      action: OPML_AUDIT_ACTIONS.import,
+      action: SOURCE_AUDIT_ACTIONS.importOpml,
       target: { file: "subs.opml" },
       dryRun: false,
       affected: 3,
