@@ -38,7 +38,7 @@ export type {
 } from "./types";
 
 const FEED_ACCEPT =
-  "application/rss+xml, application/atom+xml, application/rdf+xml, application/xml;q=0.9, text/xml;q=0.8, */*;q=0.1";
+  "application/rss+xml, application/atom+xml, application/rdf+xml, application/feed+json, application/xml;q=0.9, text/xml;q=0.8, application/json;q=0.5, */*;q=0.1";
 
 /** One poll judged by its transport alone (a 200 is a success): for callers with no body to read. */
 export async function fetchSource(
