@@ -92,6 +92,15 @@ const schema = z.object({
   DASHBOARD_READ: z.enum(["open", "admin"]).default("open"),
   /** When set, GET /api/metrics requires `Authorization: Bearer <token>`. */
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  /**
+   * The commit this build was made from, for wirewatch_build_info (lib/metrics/buildInfo.ts).
+   * Set it where the build has no .git (a container image); unset, the checkout's .git is read
+   * once at start, and "unknown" when there is none.
+   */
+  WIREWATCH_COMMIT: z
+    .string()
+    .regex(/^[0-9a-f]{7,40}$/i, "must be a git commit hash (7 to 40 hex digits)")
+    .optional(),
   /** Overview turns amber / red at these (dead letters; queue lag p99 in seconds; error share). */
   ALERT_DLQ_AMBER: z.coerce.number().int().min(1).default(1),
   ALERT_DLQ_RED: z.coerce.number().int().min(1).default(100),
