@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import { connection } from "next/server";
 import type { ReactNode } from "react";
 import { AdminStatus } from "@/components/AdminStatus";
+import { bengaliFont } from "@/components/fonts/bengali";
 import { Nav } from "@/components/Nav";
 import { Providers } from "@/components/Providers";
 import "./globals.css";
@@ -16,7 +17,7 @@ export const metadata: Metadata = {
 export default async function RootLayout({ children }: { children: ReactNode }) {
   await connection();
   return (
-    <html lang="en">
+    <html lang="en" className={bengaliFont.variable}>
       <body>
         <Providers>
           <header className="site-header">
