@@ -22,6 +22,24 @@ function isAddressOrCidr(entry: string): boolean {
   }
 }
 
+/** An http(s) base URL a callback path can be appended to. */
+function isPublicBaseUrl(value: string): boolean {
+  try {
+    const u = new URL(value);
+    return (
+      (u.protocol === "http:" || u.protocol === "https:") &&
+      !u.username &&
+      !u.password &&
+      !u.search &&
+      !u.hash &&
+      !value.includes("?") &&
+      !value.includes("#")
+    );
+  } catch {
+    return false;
+  }
+}
+
 // Every setting wirewatch reads, in one place. Nothing else reads process.env.
 // A bad value fails at start with the setting's name and what was expected.
 /** USD per million tokens, per model: `WIREWATCH_LLM_PRICES`. */
@@ -56,6 +74,26 @@ const schema = z.object({
    * webhooks to <WIREWATCH_URL>/api/webhooks/stories. Default http://127.0.0.1:<PORT>.
    */
   WIREWATCH_URL: z.string().url().optional(),
+  /**
+   * WebSub (workers/websub): the public address hubs reach this app at. Set, feeds that advertise
+   * a hub are subscribed with callbacks at <it>/api/websub/<token>, and polled 4× less often
+   * while the subscription is live; unset (the default), nothing is subscribed. It must be
+   * reachable from the hub: a loopback address only works with a hub on this machine.
+   */
+  WIREWATCH_WEBSUB_CALLBACK_URL: z
+    .string()
+    .refine(isPublicBaseUrl, {
+      message:
+        "must be the app's address as hubs reach it: an http:// or https:// URL without credentials, query or fragment (e.g. https://news.example.com)",
+    })
+    .optional(),
+  /** The lease asked of hubs (the hub may grant another); renewed at 80 % of what it granted. */
+  WIREWATCH_WEBSUB_LEASE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(300)
+    .max(30 * 86_400)
+    .default(7 * 86_400),
   /**
    * The Host names (with any port) the app answers; any other is refused with 421, so a page
    * that rebinds its own name to this machine's address cannot read it (docs/decisions/013).
