@@ -71,6 +71,17 @@ describe("nextPollSeconds", () => {
     ).toBe(600);
   });
 
+  it("polls a feed a hub pushes 4× less often, at most hourly, hot or not; failures still rechecked", () => {
+    const pushed = { hot: false, failures: 0, pushed: true };
+    expect(nextPollSeconds({ ...pushed, baseSeconds: 30 }, mid)).toBe(120);
+    expect(nextPollSeconds({ ...pushed, baseSeconds: 300, hot: true }, mid)).toBe(1200);
+    expect(nextPollSeconds({ ...pushed, baseSeconds: 1800 }, mid)).toBe(3600);
+    // An interval over the cap is kept, not shortened.
+    expect(nextPollSeconds({ ...pushed, baseSeconds: 7200 }, mid)).toBe(7200);
+    // The breaker still gets its verdict within minutes.
+    expect(nextPollSeconds({ ...pushed, baseSeconds: 300, failures: 1 }, mid)).toBe(30);
+  });
+
   it("spreads polls by ±10%", () => {
     expect(nextPollSeconds({ baseSeconds: 300, hot: false, failures: 0 }, () => 0)).toBe(270);
     expect(nextPollSeconds({ baseSeconds: 300, hot: false, failures: 0 }, () => 0.999999)).toBe(

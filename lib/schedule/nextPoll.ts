@@ -21,7 +21,21 @@ export interface PollFacts {
    * one back by its wait (under seed 003's spike a 15 s page cadence became 25-27 s that way).
    */
   elapsedSeconds?: number;
+  /**
+   * A WebSub subscription is live (workers/websub): the hub pushes news, so polling is only the
+   * safety net and runs at PUSHED_POLL_FACTOR × the interval (hot spells do not speed it up).
+   */
+  pushed?: boolean;
 }
+
+/**
+ * While a hub pushes, a feed is polled 4× less often: a push lost (hub down, lease lapsed
+ * unnoticed) is still caught within four intervals (2 min at the simulator's 30 s, 20 min at the
+ * 300 s default) …
+ */
+export const PUSHED_POLL_FACTOR = 4;
+/** … but never less often than hourly, nor less often than the configured interval. */
+export const PUSHED_POLL_MAX_SECONDS = 3600;
 
 /** Never poll more often than this, hot or not: 15 s is already four polls a minute per source. */
 export const MIN_POLL_SECONDS = 15;
@@ -46,7 +60,11 @@ export const MIN_PAUSE_SECONDS = 1;
  * a source's own hint (max-age, <ttl>, Retry-After) counts from now, as it was given.
  */
 export function nextPollSeconds(f: PollFacts, random: () => number = Math.random): number {
-  let delay = f.hot ? Math.max(MIN_POLL_SECONDS, f.baseSeconds / 4) : f.baseSeconds;
+  let delay = f.pushed
+    ? Math.max(f.baseSeconds, Math.min(f.baseSeconds * PUSHED_POLL_FACTOR, PUSHED_POLL_MAX_SECONDS))
+    : f.hot
+      ? Math.max(MIN_POLL_SECONDS, f.baseSeconds / 4)
+      : f.baseSeconds;
   if (f.failures > 0) {
     // base · 2^failures, at most 30 s (in seconds here; the ±10 % below is the only jitter).
     const policy = {
