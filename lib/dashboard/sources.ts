@@ -16,6 +16,12 @@ const HOUR_MS = 3_600_000;
  */
 export const PAUSED_REASON = "paused by admin";
 
+/**
+ * A dashboard source an admin removed: switched off (enabled false) with this reason, so its
+ * items, events and audit stay, resume does not bring it back, and its id and URL stay taken.
+ */
+export const REMOVED_REASON = "removed by admin";
+
 export interface CollectorView {
   collector: string;
   state: Health["state"];
@@ -59,6 +65,10 @@ export interface SourceRow {
   url: string | null;
   enabled: boolean;
   paused: boolean;
+  /** Removed in the dashboard (REMOVED_REASON): shown, history kept, no longer fetched. */
+  removed: boolean;
+  /** "file" (wirewatch.config.json: read-only in the dashboard) or "dashboard". */
+  configOrigin: string;
   health: { state: Health["state"]; reason: string };
   collectors: CollectorView[];
   breaker: BreakerView;
@@ -107,6 +117,7 @@ function toRow(s: SourceWithState, series: RatePoint[], now: Date): SourceRow {
     now,
   );
   const paused = state?.disabledReason === PAUSED_REASON;
+  const removed = state?.disabledReason === REMOVED_REASON;
   const breakerState = state?.breakerState ?? "closed";
   const nextProbeAt =
     breakerState === "open" && state
@@ -129,9 +140,15 @@ function toRow(s: SourceWithState, series: RatePoint[], now: Date): SourceRow {
     url: s.url,
     enabled: s.enabled,
     paused,
+    removed,
+    configOrigin: s.configOrigin,
     health: {
       state: health.state,
-      reason: paused ? `paused by an admin ${ago(state?.disabledAt ?? null, now)}` : health.reason,
+      reason: paused
+        ? `paused by an admin ${ago(state?.disabledAt ?? null, now)}`
+        : removed
+          ? `removed by an admin ${ago(state?.disabledAt ?? null, now)}; its items are kept`
+          : health.reason,
     },
     collectors: s.collectorStatus.map((c) => {
       const h = health.collectors.find((x) => x.collector === c.collector);
@@ -415,6 +432,10 @@ export const SOURCE_AUDIT_ACTIONS = {
   resume: "sources.resume",
   /** An OPML file's feeds added (workers/sources/opml/apply.ts). */
   importOpml: "sources.import_opml",
+  /** A source added, edited or removed in the dashboard (workers/admin/sources.ts). */
+  add: "sources.add",
+  edit: "sources.edit",
+  remove: "sources.remove",
 } as const;
 
 /** What an admin action on a source did (workers/admin/sources.ts), as the page shows it. */

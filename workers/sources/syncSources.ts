@@ -5,10 +5,20 @@ import type { SourceConfig } from "./sourcesFile";
 /**
  * Makes the database agree with the sources file: each configured source is created or updated
  * (marked config_origin 'file'), and a file source no longer in the file is disabled, not
- * deleted: its items and history stay. Sources added in the dashboard are left alone. What
- * fetching learned (source_state) is kept across edits.
+ * deleted: its items and history stay. Sources added in the dashboard are left alone, even one
+ * whose id the file names too: the file's entry is skipped (and returned), never written over the
+ * dashboard's row. What fetching learned (source_state) is kept across edits.
  */
-export async function syncSources(db: Database, sources: SourceConfig[]): Promise<void> {
+export async function syncSources(
+  db: Database,
+  configured: SourceConfig[],
+): Promise<{ skipped: string[] }> {
+  const taken = await db.prisma.source.findMany({
+    where: { id: { in: configured.map((s) => s.id) }, configOrigin: { not: "file" } },
+    select: { id: true },
+  });
+  const skipped = new Set(taken.map((s) => s.id));
+  const sources = configured.filter((s) => !skipped.has(s.id));
   await db.prisma.$transaction(async (tx) => {
     // Two passes: a page may observe a source defined after it in the file.
     for (const s of sources) {
@@ -40,7 +50,7 @@ export async function syncSources(db: Database, sources: SourceConfig[]): Promis
         await tx.source.update({ where: { id: s.id }, data: { observes: s.observes } });
     }
     await tx.source.updateMany({
-      where: { configOrigin: "file", id: { notIn: sources.map((s) => s.id) } },
+      where: { configOrigin: "file", id: { notIn: configured.map((s) => s.id) } },
       data: { enabled: false, updatedAt: new Date() },
     });
   });
@@ -48,4 +58,5 @@ export async function syncSources(db: Database, sources: SourceConfig[]): Promis
   for (const s of sources) {
     if (s.kind === "story-api") await syncTickers(db, s.id, s.tickers ?? []);
   }
+  return { skipped: [...skipped] };
 }
