@@ -45,10 +45,21 @@ export interface EventMap {
     /** How long each claimed job had been due, in ms (run_at to claim, on the DB clock). */
     waitsMs: number[];
   };
+  /** A queue worker started: the queues it claims from (metrics show their series at 0). */
+  "queue:started": { workerId: string; queues: string[] };
   /** A job's handler finished and its completion (or reschedule) was written. */
   "job:completed": { queue: string; durationMs: number; rescheduled: boolean };
-  /** A handler failed; the job retries after `retryInSeconds`, or is dead (see job:dead). */
-  "job:failed": { queue: string; attempt: number; retryInSeconds: number | null; error: string };
+  /**
+   * A handler failed; the job retries after `retryInSeconds`, or is dead (see job:dead).
+   * durationMs: from its claim to the failure (the handler's run, before the failure's write).
+   */
+  "job:failed": {
+    queue: string;
+    attempt: number;
+    retryInSeconds: number | null;
+    error: string;
+    durationMs: number;
+  };
   /** A job was parked as a dead letter (attempts spent, or a permanent error). */
   "job:dead": { queue: string; attempt: number; error: string; workerId: string; jobId: string };
   /** Leases found expired by the sweeper: jobs due again (or dead when out of attempts). */

@@ -3,7 +3,8 @@ import { CLAIM_WAIT_BUCKETS_SECONDS } from "@/lib/claimWaits";
 import { FETCH_CODES, ORIGINS, REJECT_REASONS, RESULTS, WORKER_STATES } from "@/lib/codes";
 import { EXTRACT_FAILURE_CODES } from "@/lib/extract/types";
 import { expectedActivitySeconds, GAPS_TO_LEARN, HEALTH_STATES, sourceHealth } from "@/lib/health";
-import { LabelGuard, type Labels, modelGuard, stageGuard } from "./labels";
+import type { BuildInfo } from "./buildInfo";
+import { LabelGuard, type Labels, LIMITS, modelGuard, stageGuard } from "./labels";
 import { READ_OUTCOMES, TTFB_EDGES } from "./readPath";
 import type { Snapshot } from "./snapshot";
 
@@ -31,6 +32,27 @@ const STORY_WEBHOOK_REASONS = [...REJECT_REASONS, "replayed_id", "not_recorded",
 const STORY_NOTIFICATION_OUTCOMES = ["sent", "already_claimed", "backfill", "failed"];
 /** What became of queue jobs (lib/events.ts job:*); `failed` counts every failed attempt. */
 const QUEUE_JOB_OUTCOMES = ["completed", "failed", "dead", "expired", "released", "lost"] as const;
+/**
+ * How long a job's handler ran (claim to completion written, or to the failure): a dedup
+ * decision takes milliseconds, a fetch seconds (its own timeout is 30 s), an extraction up to a
+ * minute; 300 s is five 60 s leases extended by heartbeats. Stream jobs run until stopped and are
+ * released, not timed.
+ */
+const JOB_DURATION_BUCKETS = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
+];
+const JOB_DURATION_OUTCOMES = ["completed", "failed"];
+/**
+ * The fetch duration histogram's source label is capped at 100 sources, the rest summed into
+ * source="other". Why a cap and not the configured list: the fetcher fetches only configured
+ * sources anyway (rows of sources), but a subscriber runs in the emitter's turn and cannot read
+ * that list, and a list of 10,000 would still be 10,000 series sets. Why 100: a histogram costs
+ * 13 series a source (10 buckets, +Inf, sum, count) where a counter costs 1, so 100 sources are
+ * 1,300 series per process, the order of one counter's LIMITS.series; a deployment has tens of
+ * sources, so the cap rarely binds, and when it does nothing is lost: `sum by (le)` still covers
+ * every fetch, only the sources past the first 100 seen are not told apart.
+ */
+const FETCH_DURATION_SOURCES = 100;
 const BREAKER_TRANSITIONS = ["open", "closed", "disabled"];
 /** A stream ends with a fetch code (it dropped: reset, timeout …) or `stopped` (we stopped it). */
 const STREAM_END_CODES = [...FETCH_CODES, "stopped"];
@@ -79,6 +101,8 @@ export interface BoundedCounter {
 
 export interface BoundedHistogram {
   observe(raw: Record<string, unknown>, value: number): void;
+  /** Shows the label set's series at 0 before its first observation. */
+  zero(raw: Record<string, unknown>): void;
 }
 
 function counter(
@@ -96,18 +120,15 @@ function histogram(
   config: { name: string; help: string; labelNames: string[]; buckets: number[] },
 ): BoundedHistogram {
   const h = new Histogram({ ...config, registers: [registry] });
-  return { observe: (raw, value) => h.observe(guard.labels(raw), value) };
+  return {
+    observe: (raw, value) => h.observe(guard.labels(raw), value),
+    zero: (raw) => h.zero(guard.labels(raw)),
+  };
 }
 
 /** What this process did, counted from its events. */
 export function defineOwnMetrics(registry: Registry) {
   const stage = stageGuard();
-  const fetchDuration = new Histogram({
-    name: "wirewatch_fetch_duration_seconds",
-    help: "Duration of one fetch attempt, from request to the whole body read.",
-    buckets: FETCH_BUCKETS,
-    registers: [registry],
-  });
   const own = {
     observations: counter(
       registry,
@@ -126,7 +147,16 @@ export function defineOwnMetrics(registry: Registry) {
       help: "Fetch attempts (retries included) by source and outcome code (ok, not_modified, http_5xx, timeout ...).",
       labelNames: ["source", "code"],
     }),
-    fetchDuration: { observe: (seconds: number) => fetchDuration.observe(seconds) },
+    fetchDuration: histogram(
+      registry,
+      new LabelGuard(["source"], {}, FETCH_DURATION_SOURCES, FETCH_DURATION_SOURCES),
+      {
+        name: "wirewatch_fetch_duration_seconds",
+        help: 'Duration of one fetch attempt, from request to the whole body read, by source (the first 100 sources seen; the rest as "other").',
+        labelNames: ["source"],
+        buckets: FETCH_BUCKETS,
+      },
+    ),
     fetchBytes: counter(registry, new LabelGuard(["source"]), {
       name: "wirewatch_fetch_bytes_total",
       help: "Decompressed body bytes received by fetch attempts, by source.",
@@ -159,6 +189,16 @@ export function defineOwnMetrics(registry: Registry) {
         name: "wirewatch_queue_jobs_total",
         help: "Queue jobs by stage and what became of them: completed, failed (an attempt; it retries or is dead), dead (parked as a dead letter, after a failure or an expired lease), expired (lease ran out), released (handed back at stop), lost (a lease that could not be extended).",
         labelNames: ["stage", "outcome"],
+      },
+    ),
+    queueJobDuration: histogram(
+      registry,
+      new LabelGuard(["stage"], { outcome: JOB_DURATION_OUTCOMES }, 32, 64),
+      {
+        name: "wirewatch_queue_job_duration_seconds",
+        help: "How long a queue job's handler ran, by stage and outcome: completed (claim to its completion written) or failed (claim to the failure; it retries or is dead).",
+        labelNames: ["stage", "outcome"],
+        buckets: JOB_DURATION_BUCKETS,
       },
     ),
     breakerTransitions: counter(registry, new LabelGuard([], { to: BREAKER_TRANSITIONS }), {
@@ -341,6 +381,20 @@ export function defineOwnMetrics(registry: Registry) {
 }
 
 export type OwnMetrics = ReturnType<typeof defineOwnMetrics>;
+
+/**
+ * wirewatch_build_info: 1, labelled with the running build (./buildInfo.ts reads it once at
+ * start). Every process exports its own, so a mixed fleet after a partial deploy shows as two
+ * label sets: `count(count by (version, commit) (wirewatch_build_info)) > 1`.
+ */
+export function defineBuildInfo(registry: Registry, info: BuildInfo): void {
+  new Gauge({
+    name: "wirewatch_build_info",
+    help: "1, labelled with the build this process runs: version (package.json), commit (WIREWATCH_COMMIT, else .git's HEAD, else unknown) and node (the Node version).",
+    labelNames: ["version", "commit", "node"],
+    registers: [registry],
+  }).set({ version: info.version, commit: info.commit, node: info.node }, 1);
+}
 
 /**
  * Adds a run of claims to the lag histogram, bucket by bucket: the histogram's buckets are the
@@ -527,10 +581,19 @@ export function defineDbMetrics(
   );
   gauge(
     "wirewatch_source_health",
-    "1 for each source's current health state (healthy, quiet, silent, starting, stalled, failing, disabled).",
+    "Each source's health, one series per state (healthy, quiet, silent, starting, stalled, failing, disabled): 1 for its current state, 0 for the others.",
     ["source", "state"],
     (g, s) => {
-      const b = new LabelGuard(["source"], { state: HEALTH_STATES });
+      // Every state of every source, so `wirewatch_source_health{state="failing"} == 1` and
+      // sums over a state find a 0, not nothing: 7 series a source, at most LIMITS.sources (500)
+      // sources a scrape, 3,500 series.
+      const b = new LabelGuard(
+        ["source"],
+        { state: HEALTH_STATES },
+        LIMITS.sources,
+        LIMITS.sources * HEALTH_STATES.length,
+      );
+      const values = new Map<string, { labels: Labels; value: number }>();
       const now = new Date();
       for (const src of s.sources) {
         const health = sourceHealth(
@@ -552,8 +615,15 @@ export function defineDbMetrics(
           },
           now,
         );
-        g.set(b.labels({ source: src.id, state: health.state }), 1);
+        for (const state of HEALTH_STATES) {
+          const labels = b.labels({ source: src.id, state });
+          const key = `${labels.source}\u0000${labels.state}`;
+          // Sources folded into one label ("invalid"): 1 when any of them is in the state.
+          const value = Math.max(values.get(key)?.value ?? 0, state === health.state ? 1 : 0);
+          values.set(key, { labels, value });
+        }
       }
+      for (const { labels, value } of values.values()) g.set(labels, value);
     },
   );
   dbCounter(

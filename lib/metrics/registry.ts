@@ -1,7 +1,13 @@
 import { collectDefaultMetrics, Registry } from "prom-client";
 import type { Database } from "@/lib/db";
 import { logger } from "@/lib/logger";
-import { type ClaimLagAdder, defineDbMetrics, defineOwnMetrics } from "./definitions";
+import { readBuildInfo } from "./buildInfo";
+import {
+  type ClaimLagAdder,
+  defineBuildInfo,
+  defineDbMetrics,
+  defineOwnMetrics,
+} from "./definitions";
 import { foldClaimMinutes, readSnapshot, type Snapshot } from "./snapshot";
 import { subscribeMetrics } from "./subscriptions";
 
@@ -82,6 +88,7 @@ function create(): State {
     unsubscribe: () => {},
   };
   state.unsubscribe = subscribeMetrics(defineOwnMetrics(own));
+  defineBuildInfo(own, readBuildInfo());
   state.addClaimLag = defineDbMetrics(db, () => snapshot(state)).addClaimLag;
   return state;
 }

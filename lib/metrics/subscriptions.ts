@@ -13,7 +13,7 @@ export function subscribeMetrics(m: OwnMetrics): () => void {
     on("fetch:finished", (e) => {
       m.fetches.inc(e);
       if (Number.isFinite(e.durationSeconds) && e.durationSeconds >= 0) {
-        m.fetchDuration.observe(e.durationSeconds);
+        m.fetchDuration.observe(e, e.durationSeconds);
       }
       if (e.bytes > 0) m.fetchBytes.inc(e, e.bytes);
     }),
@@ -24,8 +24,24 @@ export function subscribeMetrics(m: OwnMetrics): () => void {
     on("job:claimed", (e) => {
       if (e.reclaimed > 0) m.reclaimed.inc({ stage: e.queue }, e.reclaimed);
     }),
-    on("job:completed", (e) => m.queueJobs.inc({ stage: e.queue, outcome: "completed" })),
-    on("job:failed", (e) => m.queueJobs.inc({ stage: e.queue, outcome: "failed" })),
+    // A queue's processed / failed / dead-lettered counts and its handlers' time start at 0
+    // when a worker starts claiming from it: increase() misses the first step of a series that
+    // appears at 1, and an alert on the first dead letter must see it.
+    on("queue:started", (e) => {
+      for (const stage of e.queues) {
+        for (const outcome of ["completed", "failed", "dead"])
+          m.queueJobs.inc({ stage, outcome }, 0);
+        for (const outcome of ["completed", "failed"]) m.queueJobDuration.zero({ stage, outcome });
+      }
+    }),
+    on("job:completed", (e) => {
+      m.queueJobs.inc({ stage: e.queue, outcome: "completed" });
+      jobDuration(m, e.queue, "completed", e.durationMs);
+    }),
+    on("job:failed", (e) => {
+      m.queueJobs.inc({ stage: e.queue, outcome: "failed" });
+      jobDuration(m, e.queue, "failed", e.durationMs);
+    }),
     on("job:dead", (e) => m.queueJobs.inc({ stage: e.queue, outcome: "dead" })),
     on("job:expired", (e) => {
       m.queueJobs.inc({ stage: e.queue, outcome: "expired" }, Math.max(0, e.count));
@@ -108,4 +124,9 @@ export function subscribeMetrics(m: OwnMetrics): () => void {
   return () => {
     for (const off of offs) off();
   };
+}
+
+function jobDuration(m: OwnMetrics, stage: string, outcome: string, ms: number): void {
+  // A clock stepped back while the job ran is no duration; nor is a missing one.
+  if (Number.isFinite(ms) && ms >= 0) m.queueJobDuration.observe({ stage, outcome }, ms / 1000);
 }

@@ -89,6 +89,7 @@ export async function startQueueWorker(
     );
   });
   ctx.log.info({ queues }, "queue worker started");
+  emit("queue:started", { workerId: id, queues });
 
   /** Aborts handlers and releases their leases (due at once, for another worker). */
   const handBack = async (jobs: Running[]) => {

@@ -61,6 +61,7 @@ async function finished(
 async function failed(ctx: WorkerContext, r: Running, err: unknown, q: QueueOptions) {
   if (r.aborted) return; // lease given up: whatever it threw is moot
   const { job } = r;
+  const durationMs = ctx.clock.now() - r.startedAt;
   ctx.counters.failed++;
   const error = toJobError(err, q.hostOf?.(job));
   ctx.noteError(err, `${job.queue} job ${job.lease.id}`);
@@ -71,7 +72,13 @@ async function failed(ctx: WorkerContext, r: Running, err: unknown, q: QueueOpti
     const attempt = job.lease.attempt;
     const retryInSeconds =
       outcome === "retrying" ? retryDelaySeconds(q.retry ?? defaultJobRetryPolicy, attempt) : null;
-    emit("job:failed", { queue: job.queue, attempt, retryInSeconds, error: error.code });
+    emit("job:failed", {
+      queue: job.queue,
+      attempt,
+      retryInSeconds,
+      error: error.code,
+      durationMs,
+    });
     if (outcome === "dead") {
       emit("job:dead", {
         queue: job.queue,
