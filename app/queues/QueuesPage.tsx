@@ -122,7 +122,7 @@ function Body({ q }: { q: QueuesJson }) {
       <p className="lede">
         First the headline: from fetch to readers (the read model), then per stage how long a job
         had been due when a worker claimed it, per {Math.round(q.bucketSeconds / 60)}-minute bucket
-        (blue p50, red p99).
+        (p50 and p99).
       </p>
       <ReaderLag q={q} />
       {q.lag.length === 0 ? (

@@ -5,6 +5,7 @@ import {
   Bar,
   BarChart,
   CartesianGrid,
+  Cell,
   Legend,
   Line,
   LineChart,
@@ -13,8 +14,10 @@ import {
   XAxis,
   YAxis,
 } from "recharts";
+import { clock, day } from "@/lib/dashboard/format";
+import { MEASURE_COLORS, outcomeColor, seriesColors } from "./palette";
 
-const COLORS = ["#2563eb", "#dc2626", "#16a34a", "#d97706", "#7c3aed"];
+export { MEASURE_COLORS, outcomeColor, STATUS_COLORS, seriesColors, statusOf } from "./palette";
 
 export interface SeriesPoint {
   /** Epoch ms. */
@@ -22,14 +25,16 @@ export interface SeriesPoint {
   [series: string]: number | null;
 }
 
-const timeLabel = (t: number) =>
-  new Date(t).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", timeZone: "UTC" });
+const timeLabel = clock;
 
-/** A small line without axes, for a table cell: the shape of the last hour. */
+/**
+ * A small line without axes, for a table cell: the shape of the last hour. Its colour is the
+ * field's status colour when it names one (errors are red), else the first measure colour.
+ */
 export function Sparkline({
   data,
   field,
-  color = COLORS[0],
+  color = outcomeColor(field) ?? MEASURE_COLORS[0],
   label,
 }: {
   data: SeriesPoint[];
@@ -56,8 +61,9 @@ export function Sparkline({
 }
 
 /**
- * Lines over time (UTC), one per named series. `sparse`: points are drawn and gaps (null)
- * bridged, for series with few values among empty buckets.
+ * Lines over time (UTC), one per named series, coloured by the palette (an outcome's own colour,
+ * measures in sequence), with a legend when there are several. `sparse`: points are drawn and
+ * gaps (null) bridged, for series with few values among empty buckets.
  */
 export function TimeSeriesChart({
   data,
@@ -74,6 +80,7 @@ export function TimeSeriesChart({
   label: string;
   sparse?: boolean;
 }) {
+  const colors = seriesColors(series.map((s) => s.field));
   return (
     <div className="chart" role="img" aria-label={label}>
       <ResponsiveContainer width="100%" height={height}>
@@ -88,13 +95,14 @@ export function TimeSeriesChart({
           />
           <YAxis fontSize={12} unit={unit} width={56} />
           <Tooltip labelFormatter={(t) => `${timeLabel(Number(t))} UTC`} />
+          {series.length > 1 ? <Legend wrapperStyle={{ fontSize: 12 }} /> : null}
           {series.map((s, i) => (
             <Line
               key={s.field}
               type="monotone"
               dataKey={s.field}
               name={s.name}
-              stroke={COLORS[i % COLORS.length]}
+              stroke={colors[i]}
               dot={sparse ? { r: 2 } : false}
               connectNulls={sparse}
               isAnimationActive={false}
@@ -106,7 +114,10 @@ export function TimeSeriesChart({
   );
 }
 
-/** Bars by category (a histogram's buckets, counts by code). */
+/**
+ * Bars by category (a histogram's buckets, counts by code). A category that names an outcome
+ * (http_5xx, ok, timeout) takes its palette colour; the rest the first measure colour.
+ */
 export function BarsChart({
   data,
   x,
@@ -128,20 +139,23 @@ export function BarsChart({
           <XAxis dataKey={x} fontSize={12} />
           <YAxis fontSize={12} width={48} allowDecimals={false} />
           <Tooltip />
-          <Bar dataKey={y} fill={COLORS[0]} isAnimationActive={false} />
+          <Bar dataKey={y} fill={MEASURE_COLORS[0]} isAnimationActive={false}>
+            {data.map((row) => (
+              <Cell key={String(row[x])} fill={outcomeColor(String(row[x])) ?? MEASURE_COLORS[0]} />
+            ))}
+          </Bar>
         </BarChart>
       </ResponsiveContainer>
     </div>
   );
 }
 
-const dateLabel = (t: number) =>
-  new Date(t).toLocaleDateString("en-GB", { day: "numeric", month: "short", timeZone: "UTC" });
+const dateLabel = day;
 
 /**
  * Bars over time (UTC), one segment per named series stacked in order: shares of a whole per
  * bucket (decisions by stage, spend by model). Each series names its colour so a kind keeps it
- * across pages. `valueFormat`: values are amounts (dollars), not counts: decimals on the axis and
+ * across pages; a series that is an outcome should take it from the palette (`outcomeColor`). `valueFormat`: values are amounts (dollars), not counts: decimals on the axis and
  * in the tooltip, written by it. `time: "date"`: daily buckets, labelled by day.
  */
 export function StackedBarsChart({

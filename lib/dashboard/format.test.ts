@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { age, duration, relative, usd, utc, when } from "./format";
+import { age, clock, day, duration, relative, usd, utc, when } from "./format";
 
 describe("when", () => {
   it("shows an instant as UTC to the second, or to the millisecond for a timeline", () => {
@@ -50,5 +50,13 @@ describe("usd", () => {
     expect(usd(0.000_15)).toBe("$0.00015");
     expect(usd(1234.5)).toBe("$1,235");
     expect(usd(null)).toBe("–");
+  });
+});
+
+describe("clock and day", () => {
+  it("label a chart's axis in UTC whatever the machine's zone", () => {
+    const t = Date.parse("2026-12-01T23:59:30Z");
+    expect(clock(t)).toBe("23:59");
+    expect(day(t)).toBe("2026-12-01");
   });
 });

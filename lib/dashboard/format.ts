@@ -1,4 +1,12 @@
 // Formatting shared by the dashboard's client components: short, for table cells and tiles.
+//
+// Dates, one format everywhere (app/ and components/ render no date any other way):
+// - an instant is absolute UTC, "2026-12-01 11:39:59 UTC" (`when`): the pipeline, the logs, the
+//   metrics and the database all speak UTC, and an operator comparing a row with a log line
+//   should not convert zones; the zone is always written, so it is never mistaken for local;
+// - where a page shows recency (last seen, next poll), it is relative, "3.5 min ago" (`relative`),
+//   with the absolute instant in the element's title (`utc`);
+// - chart axes are UTC clock times or days (`clock`, `day`), their tooltips say "UTC".
 
 /** 42 s, 3.5 min, 2.1 h, 1.5 d. */
 export function duration(seconds: number): string {
@@ -29,6 +37,16 @@ export function age(seconds: number | null | undefined): string {
 export function when(iso: string | null | undefined, precision: "s" | "ms" = "s"): string {
   if (!iso) return "—";
   return `${iso.slice(0, precision === "ms" ? 23 : 19).replace("T", " ")} UTC`;
+}
+
+/** An epoch-ms instant as a UTC clock time, "14:05", for a chart's time axis. */
+export function clock(t: number): string {
+  return new Date(t).toISOString().slice(11, 16);
+}
+
+/** An epoch-ms instant as its UTC day, "2026-12-01", for a chart of daily buckets. */
+export function day(t: number): string {
+  return new Date(t).toISOString().slice(0, 10);
 }
 
 /** An instant as UTC for a title attribute: none at all when there is no time. */
