@@ -1,10 +1,5 @@
 import type { HeadlineJson } from "@/components/hooks/useOverview";
-
-const updatedFormat = new Intl.DateTimeFormat("en-GB", {
-  dateStyle: "medium",
-  timeStyle: "medium",
-  timeZone: "UTC",
-});
+import { when } from "@/lib/dashboard/format";
 
 /** The current rows. Every value is rendered as text: headlines come from outside. */
 export function NewsTable({ rows }: { rows: HeadlineJson[] }) {
@@ -64,7 +59,7 @@ export function NewsTable({ rows }: { rows: HeadlineJson[] }) {
               {row.auditCount}
             </td>
             <td>
-              <time dateTime={row.updatedAt}>{updatedFormat.format(new Date(row.updatedAt))}</time>
+              <time dateTime={row.updatedAt}>{when(row.updatedAt)}</time>
             </td>
           </tr>
         ))}

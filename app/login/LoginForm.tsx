@@ -4,6 +4,7 @@ import { useRouter, useSearchParams } from "next/navigation";
 import { type FormEvent, useState } from "react";
 import { ApiError } from "@/components/hooks/api";
 import { useAdminSession, useLogin } from "@/components/hooks/useAdminSession";
+import { when } from "@/lib/dashboard/format";
 import styles from "./login.module.css";
 import { safeNext } from "./safeNext";
 
@@ -40,7 +41,7 @@ export function LoginForm() {
   if (s?.loggedIn) {
     return (
       <p className={styles.note} role="status">
-        Logged in as admin until {new Date(s.expiresAt ?? "").toLocaleString()}.
+        Logged in as admin until {when(s.expiresAt)}.
       </p>
     );
   }

@@ -1,3 +1,4 @@
+import { when } from "@/lib/dashboard/format";
 import type { ListPage, PublicStory } from "@/lib/readmodel/types";
 import styles from "./news.module.css";
 
@@ -11,16 +12,6 @@ function langOf(story: PublicStory): string | undefined {
   if (story.language === null && /[\u0980-\u09FF]/.test(story.title)) return "bn";
   return undefined;
 }
-
-const time = (iso: string) =>
-  new Date(iso).toLocaleString("en-GB", {
-    day: "numeric",
-    month: "short",
-    hour: "2-digit",
-    minute: "2-digit",
-    timeZone: "UTC",
-    timeZoneName: "short",
-  });
 
 /** One page of stories (server-rendered, no script), with its pagination links. */
 export function NewsList({
@@ -71,7 +62,7 @@ export function NewsList({
                 ) : null}
                 {story.category ? <span>{story.category}</span> : null}
                 <time dateTime={story.publishedAt ?? story.firstSeenAt}>
-                  {time(story.publishedAt ?? story.firstSeenAt)}
+                  {when(story.publishedAt ?? story.firstSeenAt)}
                 </time>
               </p>
             </li>
