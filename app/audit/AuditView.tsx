@@ -5,6 +5,24 @@ import s from "@/components/dashboard.module.css";
 import { useAudit } from "@/components/hooks/useAudit";
 import { Pager, usePages } from "@/components/ui/Pager";
 import { when } from "@/lib/dashboard/format";
+import own from "./audit.module.css";
+import { pairsOf } from "./details";
+
+/** Target or detail as a list of key and value, not wrapped raw JSON. */
+function Pairs({ value, fallbackKey }: { value: unknown; fallbackKey: string }) {
+  const pairs = pairsOf(value, fallbackKey);
+  if (pairs.length === 0) return null;
+  return (
+    <dl className={own.pairs}>
+      {pairs.map((p) => (
+        <div key={p.key} className={own.pair}>
+          <dt>{p.key}</dt>
+          <dd>{p.value}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
 
 export function AuditView() {
   const [action, setAction] = useState("");
@@ -53,8 +71,12 @@ export function AuditView() {
               <td className={`${s.mono} ${s.nowrap}`}>{e.action}</td>
               <td>{e.dryRun ? "dry run" : ""}</td>
               <td className={s.num}>{e.affected}</td>
-              <td className={s.mono}>{JSON.stringify(e.target)}</td>
-              <td className={s.mono}>{e.detail === null ? "" : JSON.stringify(e.detail)}</td>
+              <td>
+                <Pairs value={e.target} fallbackKey="target" />
+              </td>
+              <td>
+                <Pairs value={e.detail} fallbackKey="detail" />
+              </td>
             </tr>
           ))}
           {data && data.entries.length === 0 ? (
