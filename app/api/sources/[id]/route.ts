@@ -1,19 +1,22 @@
 import { z } from "zod";
+import { readJsonBody } from "@/lib/api/body";
 import { apiError, json, parseParam, parseQuery } from "@/lib/api/respond";
-import { requireReader } from "@/lib/auth/guard";
+import { requireAdmin, requireReader } from "@/lib/auth/guard";
 import { sourceDetail } from "@/lib/dashboard/sources";
 import { getDb } from "@/lib/db";
+import { editSource, removeSource } from "@/workers/admin/sources";
+import { SourceEditBody } from "../sourceBody";
+import { refusal } from "../sourceError";
 import { SourceIdParam } from "./param";
 
 export const dynamic = "force-dynamic";
 
 const Query = z.strictObject({ limit: z.coerce.number().int().min(1).max(500).default(50) });
 
+type Params = { params: Promise<{ id: string }> };
+
 /** GET /api/sources/:id?limit= → { source }: one source, its jobs, attempts and codes; 404 if unknown. */
-export async function GET(
-  request: Request,
-  { params }: { params: Promise<{ id: string }> },
-): Promise<Response> {
+export async function GET(request: Request, { params }: Params): Promise<Response> {
   const query = parseQuery(request, Query);
   if (!query.ok) return query.response;
   const denied = await requireReader(request);
@@ -24,4 +27,39 @@ export async function GET(
   const source = await sourceDetail(await getDb(), id, { limit: query.value.limit });
   if (!source) return apiError(404, "not_found", `no source "${id}"`);
   return json({ source });
+}
+
+/**
+ * PATCH /api/sources/:id { name?, url?, pollIntervalSeconds?, collectors?, allowPrivate?,
+ * tickers?, … } → { result }: edits a dashboard source, audited (a ticker added is loaded at
+ * once). 409 file_source for a source from the sources file, 409 removed, 404 unknown.
+ */
+export async function PATCH(request: Request, { params }: Params): Promise<Response> {
+  const auth = await requireAdmin(request);
+  if (auth instanceof Response) return auth;
+  const path = parseParam("id", (await params).id, SourceIdParam);
+  if (!path.ok) return path.response;
+  const body = await readJsonBody(request, SourceEditBody);
+  if (!body.ok) return body.response;
+  try {
+    return json({ result: await editSource(await getDb(), path.value, body.value, auth.actor) });
+  } catch (err) {
+    return refusal(err);
+  }
+}
+
+/**
+ * DELETE /api/sources/:id → { result }: removes a dashboard source, keeping its history (switched
+ * off and marked removed; items, events and audit stay). 409 file_source, 404 unknown.
+ */
+export async function DELETE(request: Request, { params }: Params): Promise<Response> {
+  const auth = await requireAdmin(request);
+  if (auth instanceof Response) return auth;
+  const path = parseParam("id", (await params).id, SourceIdParam);
+  if (!path.ok) return path.response;
+  try {
+    return json({ result: await removeSource(await getDb(), path.value, auth.actor) });
+  } catch (err) {
+    return refusal(err);
+  }
 }
