@@ -3,21 +3,9 @@
 import Link from "next/link";
 import { usePathname } from "next/navigation";
 import { useEffect, useState } from "react";
+import { PAGES } from "./pages";
 
-export const PAGES = [
-  { href: "/", label: "Overview" },
-  { href: "/sources", label: "Sources" },
-  { href: "/queues", label: "Queues" },
-  { href: "/read-path", label: "Read path" },
-  { href: "/dead-letters", label: "Dead letters" },
-  { href: "/stories", label: "Stories" },
-  { href: "/items", label: "Items" },
-  { href: "/dedup", label: "Dedup" },
-  { href: "/meaning", label: "Meaning" },
-  { href: "/costs", label: "Costs" },
-  { href: "/repairs", label: "Repairs" },
-  { href: "/audit", label: "Audit" },
-] as const;
+export { PAGES };
 
 /**
  * The dashboard's pages. On a phone (globals.css, below 720 px) the twelve links take four rows,
