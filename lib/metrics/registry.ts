@@ -16,14 +16,14 @@ import { subscribeMetrics } from "./subscriptions";
  *
  * - **Own metrics** (`own`): what happened in THIS process, counted from lib/events.ts
  *   (observations written, fetch attempts and their duration by source, buffer waits and drops,
- *   queue jobs by outcome with their handlers' duration, reclaimed leases, breaker
- *   transitions, stream connections and events, story webhook deliveries with their lag,
- *   story notifications, dedup decisions and their time, supplier calls by outcome with their tokens in and out, cost and correction retries, extractions and
- *   fallovers, read model builds with each changed story's lag from fetch, public read requests
- *   by route and outcome with their time to first byte, the read model store in use and its
- *   Redis fallback), wirewatch_build_info, plus the default process metrics. Every
- *   process that does work exports them: the web app (which runs the workers inline on the
- *   embedded default) and each `npm run workers -- --metrics-port N`. Prometheus adds
+ *   queue jobs by outcome with their handlers' duration, reclaimed leases, breaker transitions,
+ *   stream connections and events, story webhook deliveries with their lag, story notifications,
+ *   dedup decisions and their time, supplier calls by outcome with their tokens in and out, cost
+ *   and correction retries, extractions and fallovers, read model builds with each changed story's
+ *   lag from fetch, public read requests by route and outcome with their time to first byte, the
+ *   read model store in use and its Redis fallback), wirewatch_build_info, plus the default process
+ *   metrics. Every process that does work exports them: the web app (which runs the workers inline
+ *   on the embedded default) and each `npm run workers -- --metrics-port N`. Prometheus adds
  *   `instance`; sum across instances.
  * - **Database-derived** (`db`): queue and dead-letter depth, queue lag, breakers, source health,
  *   collector timestamps, local outage, admin actions, the story-API copy, and the dedup stage's
