@@ -34,9 +34,10 @@ const STORY_NOTIFICATION_OUTCOMES = ["sent", "already_claimed", "backfill", "fai
 const QUEUE_JOB_OUTCOMES = ["completed", "failed", "dead", "expired", "released", "lost"] as const;
 /**
  * How long a job's handler ran (claim to completion written, or to the failure): a dedup
- * decision takes milliseconds, a fetch seconds (its own timeout is 30 s), an extraction up to a
- * minute; 300 s is five 60 s leases extended by heartbeats. Stream jobs run until stopped and are
- * released, not timed.
+ * decision takes milliseconds (the aim is under 5 ms), a fetch job seconds (its retries
+ * included), an extraction up to its 30 s call timeout (WIREWATCH_EXTRACT_LLM_TIMEOUT_MS) and a
+ * correction retry. The stages' leases are 30 to 60 s, extended by heartbeats, so 300 s (five of
+ * them) is a job that hangs. Stream jobs run until stopped and are released, not timed.
  */
 const JOB_DURATION_BUCKETS = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
