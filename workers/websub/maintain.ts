@@ -1,0 +1,318 @@
+import type { Database } from "@/lib/db";
+import { logger } from "@/lib/logger";
+import { FetchError } from "@/workers/fetcher/classify";
+import { httpGet } from "@/workers/fetcher/httpGet";
+import type { AddressPolicy } from "@/workers/fetcher/resolveChecked";
+import { type Advertised, discoverHub } from "./discover";
+import { type HubAnswer, type HubRequest, sendHubRequest } from "./hubRequest";
+import { callbackUrl, newSecret, newToken } from "./subscriptions";
+
+export interface MaintainOptions {
+  /** WIREWATCH_WEBSUB_CALLBACK_URL: the app's public address. */
+  callbackBase: string;
+  /** WIREWATCH_WEBSUB_LEASE_SECONDS: the lease asked for. */
+  leaseSeconds: number;
+  now?: Date;
+  /** Tests: how a feed is fetched for discovery, and how a hub is asked. */
+  discover?: (feed: FeedToCheck) => Promise<Advertised>;
+  askHub?: (hub: string, request: HubRequest, policy: AddressPolicy) => Promise<HubAnswer>;
+}
+
+export interface FeedToCheck {
+  id: string;
+  url: string;
+  allowPrivate: boolean;
+}
+
+export interface MaintainSummary {
+  checked: number;
+  subscribed: number;
+  renewed: number;
+  unsubscribed: number;
+  failed: number;
+}
+
+/** A feed without a hub is looked at again once a day: hubs are added rarely. */
+const RECHECK_NO_HUB_MS = 24 * 3600_000;
+/** A failed subscription (hub down, never verified) is retried after an hour … */
+const RETRY_FAILED_MS = 3600_000;
+/** … a denied one after a day (the hub said no; asking every minute would be rude). */
+const RETRY_DENIED_MS = 24 * 3600_000;
+/**
+ * A hub verifies intent within seconds; 10 minutes without it means the request was lost (or
+ * the callback is not reachable from the hub): the subscription is marked failed.
+ */
+const VERIFY_WITHIN_MS = 10 * 60_000;
+
+/**
+ * One round of subscription upkeep, run by every ingestion process now and then (a minute):
+ * feeds not looked at are fetched once for discovery and subscribed when they advertise a hub;
+ * leases at 80 % are renewed (same token and secret: the hub re-verifies); subscriptions of
+ * sources removed, switched off or disabled are unsubscribed; requests the hub never verified
+ * are marked failed and retried later. Each decision is a conditional update on the row, so two
+ * processes running a round at once send at most one extra request, which the hub's
+ * verification makes harmless (the second verification finds nothing pending and gets a 404).
+ */
+export async function maintainSubscriptions(
+  db: Database,
+  options: MaintainOptions,
+): Promise<MaintainSummary> {
+  const now = options.now ?? new Date();
+  const summary: MaintainSummary = {
+    checked: 0,
+    subscribed: 0,
+    renewed: 0,
+    unsubscribed: 0,
+    failed: 0,
+  };
+  const discover = options.discover ?? discoverByFetching;
+  const askHub = options.askHub ?? sendHubRequest;
+
+  // Requests the hub never verified: failed (subscribe) or given up (unsubscribe; the lease
+  // runs out at the hub anyway, and a push to an unsubscribed row is refused with 410).
+  const stale = new Date(now.getTime() - VERIFY_WITHIN_MS);
+  summary.failed += (
+    await db.prisma.websubSubscription.updateMany({
+      where: { pendingMode: "subscribe", state: "pending", requestedAt: { lt: stale } },
+      data: {
+        state: "failed",
+        pendingMode: null,
+        lastError: "the hub did not verify intent within 10 minutes",
+        updatedAt: now,
+      },
+    })
+  ).count;
+  await db.prisma.websubSubscription.updateMany({
+    where: { pendingMode: "unsubscribe", requestedAt: { lt: stale } },
+    data: {
+      state: "unsubscribed",
+      pendingMode: null,
+      lastError: "the hub did not verify the unsubscription",
+      updatedAt: now,
+    },
+  });
+  // A renewal the hub never verified: the subscription stays active until its lease ends and
+  // is asked again on the next round.
+  await db.prisma.websubSubscription.updateMany({
+    where: { pendingMode: "subscribe", state: "active", requestedAt: { lt: stale } },
+    data: { pendingMode: null, lastError: "the hub did not verify the renewal", updatedAt: now },
+  });
+
+  const sources = await db.prisma.source.findMany({
+    where: { enabled: true, kind: "feed", url: { not: null } },
+    include: { state: true },
+  });
+  const wanted = new Map(
+    sources
+      .filter((s) => !s.state?.disabledReason && s.url)
+      .map((s) => [s.id, { id: s.id, url: s.url as string, allowPrivate: s.allowPrivate }]),
+  );
+  const rows = new Map((await db.prisma.websubSubscription.findMany()).map((r) => [r.sourceId, r]));
+
+  for (const feed of wanted.values()) {
+    const row = rows.get(feed.id);
+    const age = (at: Date | null | undefined) => (at ? now.getTime() - at.getTime() : Infinity);
+    const lapsed = row?.state === "active" && (!row.expiresAt || row.expiresAt <= now);
+    const due =
+      !row ||
+      lapsed ||
+      (row.state === "no_hub" && age(row.checkedAt) >= RECHECK_NO_HUB_MS) ||
+      (row.state === "failed" && age(row.updatedAt) >= RETRY_FAILED_MS) ||
+      (row.state === "denied" && age(row.updatedAt) >= RETRY_DENIED_MS) ||
+      row.state === "unsubscribed";
+    if (due) {
+      summary.checked++;
+      const outcome = await subscribeAfresh(db, feed, options, discover, askHub, now);
+      if (outcome === "subscribed") summary.subscribed++;
+      if (outcome === "failed") summary.failed++;
+      continue;
+    }
+    if (row?.state === "active" && row.pendingMode === null && row.renewAt && row.renewAt <= now) {
+      const asked = await ask(db, feed.id, askHub, feed, now, {
+        hub: row.hub as string,
+        mode: "subscribe",
+        topic: row.topic as string,
+        callback: callbackUrl(options.callbackBase, row.token as string),
+        leaseSeconds: options.leaseSeconds,
+        secret: row.secret as string,
+      });
+      if (asked) summary.renewed++;
+      else summary.failed++;
+    }
+  }
+
+  for (const row of rows.values()) {
+    if (wanted.has(row.sourceId)) continue;
+    if (row.state !== "active" && row.state !== "pending") continue;
+    if (row.pendingMode === "unsubscribe") continue;
+    const source = await db.prisma.source.findUnique({ where: { id: row.sourceId } });
+    const asked = await ask(
+      db,
+      row.sourceId,
+      askHub,
+      { id: row.sourceId, url: row.topic as string, allowPrivate: source?.allowPrivate ?? false },
+      now,
+      {
+        hub: row.hub as string,
+        mode: "unsubscribe",
+        topic: row.topic as string,
+        callback: callbackUrl(options.callbackBase, row.token as string),
+      },
+    );
+    if (asked) summary.unsubscribed++;
+  }
+  return summary;
+}
+
+/** Discovery, then a subscription request with a fresh token and secret. */
+async function subscribeAfresh(
+  db: Database,
+  feed: FeedToCheck,
+  options: MaintainOptions,
+  discover: (feed: FeedToCheck) => Promise<Advertised>,
+  askHub: NonNullable<MaintainOptions["askHub"]>,
+  now: Date,
+): Promise<"subscribed" | "no_hub" | "failed"> {
+  let advertised: Advertised;
+  try {
+    advertised = await discover(feed);
+  } catch (err) {
+    // The poll reports the feed's own failures; discovery just tries again later.
+    await upsert(db, feed.id, {
+      state: "failed",
+      lastError: `discovery: ${(err as Error).message}`.slice(0, 500),
+      checkedAt: now,
+      updatedAt: now,
+    });
+    return "failed";
+  }
+  if (!advertised.hub) {
+    await upsert(db, feed.id, {
+      state: "no_hub",
+      pendingMode: null,
+      checkedAt: now,
+      updatedAt: now,
+    });
+    return "no_hub";
+  }
+  const token = newToken();
+  const secret = newSecret();
+  const topic = advertised.self ?? feed.url;
+  await upsert(db, feed.id, {
+    state: "pending",
+    pendingMode: "subscribe",
+    hub: advertised.hub,
+    topic,
+    token,
+    secret,
+    leaseSeconds: options.leaseSeconds,
+    verifiedAt: null,
+    expiresAt: null,
+    renewAt: null,
+    checkedAt: now,
+    updatedAt: now,
+  });
+  const asked = await ask(db, feed.id, askHub, feed, now, {
+    hub: advertised.hub,
+    mode: "subscribe",
+    topic,
+    callback: callbackUrl(options.callbackBase, token),
+    leaseSeconds: options.leaseSeconds,
+    secret,
+  });
+  return asked ? "subscribed" : "failed";
+}
+
+/**
+ * Sends one request to the hub and records that it is pending (the verification GET may arrive
+ * before the hub's 202 does, so the pending mode is written first). A refusal or an unreachable
+ * hub is written on the row.
+ */
+async function ask(
+  db: Database,
+  sourceId: string,
+  askHub: NonNullable<MaintainOptions["askHub"]>,
+  feed: FeedToCheck,
+  now: Date,
+  request: HubRequest & { hub: string },
+): Promise<boolean> {
+  const { hub, ...rest } = request;
+  await db.prisma.websubSubscription.update({
+    where: { sourceId },
+    data: {
+      pendingMode: request.mode,
+      requestedAt: now,
+      ...(request.mode === "unsubscribe" ? { state: "unsubscribing" } : {}),
+      updatedAt: now,
+    },
+  });
+  let problem: string | null = null;
+  try {
+    const answer = await askHub(hub, rest, { allowPrivate: feed.allowPrivate });
+    if (answer.status < 200 || answer.status >= 300) {
+      problem = `hub answered ${answer.status}${answer.detail ? `: ${answer.detail}` : ""}`;
+    }
+  } catch (err) {
+    problem = err instanceof FetchError ? err.message : `hub: ${(err as Error).message}`;
+  }
+  if (!problem) return true;
+  logger().warn(
+    { source: sourceId, hub, mode: request.mode, problem },
+    "websub: hub request failed",
+  );
+  // Only while still pending: a verification that raced in has already settled the row. A
+  // renewal that failed leaves the live subscription alone (the next round asks again); a first
+  // subscription fails; an unsubscription is given up (the hub's lease runs out by itself).
+  const settled = { pendingMode: null, lastError: problem.slice(0, 500), updatedAt: now };
+  if (request.mode === "unsubscribe") {
+    await db.prisma.websubSubscription.updateMany({
+      where: { sourceId, pendingMode: "unsubscribe" },
+      data: { ...settled, state: "unsubscribed" },
+    });
+  } else {
+    await db.prisma.websubSubscription.updateMany({
+      where: { sourceId, pendingMode: "subscribe", state: "pending" },
+      data: { ...settled, state: "failed" },
+    });
+    await db.prisma.websubSubscription.updateMany({
+      where: { sourceId, pendingMode: "subscribe", state: "active" },
+      data: settled,
+    });
+  }
+  return false;
+}
+
+async function upsert(
+  db: Database,
+  sourceId: string,
+  data: Parameters<Database["prisma"]["websubSubscription"]["update"]>[0]["data"],
+) {
+  await db.prisma.websubSubscription.upsert({
+    where: { sourceId },
+    create: { sourceId, state: String(data.state ?? "no_hub"), ...(data as object) },
+    update: data,
+  });
+}
+
+/**
+ * Discovery's own GET of the feed: once per feed when first seen, then once a day while it has
+ * no hub. Through the fetcher's guarded GET (SSRF on the resolved address, pinned socket,
+ * timeouts, size cap); the Link headers and the body are read for the hub.
+ */
+async function discoverByFetching(feed: FeedToCheck): Promise<Advertised> {
+  const res = await httpGet(feed.url, {
+    allowPrivate: feed.allowPrivate,
+    headers: {
+      accept:
+        "application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, */*;q=0.1",
+    },
+    limits: { totalTimeoutMs: 15_000 },
+  });
+  if (res.status < 200 || res.status >= 300) {
+    throw new FetchError("http_4xx", `${feed.url} answered ${res.status}`);
+  }
+  const contentType = Array.isArray(res.headers["content-type"])
+    ? res.headers["content-type"][0]
+    : res.headers["content-type"];
+  return discoverHub(res.finalUrl, res.headers.link, res.body, contentType);
+}
