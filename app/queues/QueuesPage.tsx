@@ -1,40 +1,133 @@
 "use client";
 
 import Link from "next/link";
-import { useState } from "react";
 import { BarsChart, type SeriesPoint, TimeSeriesChart } from "@/components/charts";
-import { type QueuesJson, useQueuesQuery } from "@/components/hooks/useQueues";
-import { ms, relative, utc } from "@/lib/dashboard/format";
+import { type QueuesJson, type QueuesResponse, useQueuesQuery } from "@/components/hooks/useQueues";
+import { TimeRangePicker, useTimeRange } from "@/components/ui/TimeRange";
+import { ms, relative, utc, when } from "@/lib/dashboard/format";
 import styles from "./queues.module.css";
 
-const WINDOWS = [1, 6, 24] as const;
-
 export function QueuesPage() {
-  const [hours, setHours] = useState<number>(1);
+  const hours = useTimeRange();
   const { data, error } = useQueuesQuery({ hours });
   const q = data?.queues;
   return (
     <>
       <h1>Queues</h1>
       <p className="lede">
-        Jobs by stage and state, how long due jobs waited to be claimed, leases in flight and what
-        happened to them, and the workers. Refreshed every 10 seconds.
+        Jobs by stage and state, what went through each queue, the jobs waiting to retry, how long
+        due jobs waited to be claimed, leases in flight and what happened to them, and the workers.
+        Refreshed every 10 seconds.
       </p>
-      <fieldset className={styles.windows} aria-label="Time window">
-        {WINDOWS.map((h) => (
-          <button
-            key={h}
-            type="button"
-            className={styles.window}
-            aria-pressed={hours === h}
-            onClick={() => setHours(h)}
-          >
-            last {h} h
-          </button>
-        ))}
-      </fieldset>
+      <TimeRangePicker />
       {error ? <p className={styles.error}>Queues unavailable: {error.message}</p> : null}
-      {q ? <Body q={q} /> : !error ? <p>Loading…</p> : null}
+      {q && data ? (
+        <>
+          <Body q={q} />
+          <Throughput data={data} />
+          <Retrying data={data} />
+          <Leases q={q} />
+        </>
+      ) : !error ? (
+        <p>Loading…</p>
+      ) : null}
+    </>
+  );
+}
+
+/** Per queue, what went through it in each bucket: processed, failed, dead-lettered. */
+function Throughput({ data }: { data: QueuesResponse }) {
+  const { flow, queues } = data;
+  const minutes = Math.round(queues.bucketSeconds / 60);
+  return (
+    <>
+      <h2>Throughput</h2>
+      <p className="lede">
+        Jobs per {minutes}-minute bucket: processed (claimed less failed attempts; finished jobs are
+        deleted, so they are not counted one by one), failed attempts and jobs dead-lettered.
+      </p>
+      {flow.length === 0 ? (
+        <p className="empty">
+          Nothing claimed, failed or dead-lettered in the last {queues.hours} h.
+        </p>
+      ) : (
+        <div className={styles.charts}>
+          {flow.map((f) => (
+            <section key={f.queue} className={styles.panel} data-flow-queue={f.queue}>
+              <h3>
+                {f.queue} · {f.totals.processed} processed, {f.totals.failed} failed,{" "}
+                {f.totals.deadLettered} dead-lettered
+              </h3>
+              <TimeSeriesChart
+                data={f.points.map(
+                  (p): SeriesPoint => ({
+                    t: p.t,
+                    processed: p.processed,
+                    failed: p.failed,
+                    deadLettered: p.deadLettered,
+                  }),
+                )}
+                series={[
+                  { field: "processed", name: "processed" },
+                  { field: "failed", name: "failed" },
+                  { field: "deadLettered", name: "dead-lettered" },
+                ]}
+                label={`${f.queue}: jobs processed, failed and dead-lettered over time`}
+              />
+            </section>
+          ))}
+        </div>
+      )}
+    </>
+  );
+}
+
+/** The jobs that failed and wait for another attempt, soonest due first. */
+function Retrying({ data }: { data: QueuesResponse }) {
+  const { total, jobs } = data.retrying;
+  const now = Date.now();
+  return (
+    <>
+      <h2>Waiting to retry</h2>
+      {jobs.length === 0 ? (
+        <p className="empty">No job is waiting to retry.</p>
+      ) : (
+        <>
+          <p className="lede">
+            {total} job{total === 1 ? "" : "s"} failed and wait for another attempt
+            {total > jobs.length ? `; the ${jobs.length} due soonest` : ""}.
+          </p>
+          <table className={`sources ${styles.table}`} data-testid="retrying">
+            <thead>
+              <tr>
+                <th scope="col">Job</th>
+                <th scope="col" className="num">
+                  Attempts
+                </th>
+                <th scope="col">Next attempt</th>
+                <th scope="col">Last failed</th>
+                <th scope="col">Last error</th>
+              </tr>
+            </thead>
+            <tbody>
+              {jobs.map((j) => (
+                <tr key={j.id} data-retry-queue={j.queue}>
+                  <td>
+                    {j.queue} {j.key ?? `#${j.id}`}
+                    {j.sourceId ? <div className={styles.sub}>{j.sourceId}</div> : null}
+                  </td>
+                  <td className="num">
+                    {j.attempts} of {j.maxAttempts}
+                  </td>
+                  <td title={utc(j.runAt)}>{relative(j.runAt, now)}</td>
+                  <td title={utc(j.lastFailedAt)}>{when(j.lastFailedAt)}</td>
+                  <td className={styles.sub}>{j.error ?? "–"}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
     </>
   );
 }
@@ -154,7 +247,15 @@ function Body({ q }: { q: QueuesJson }) {
           })}
         </div>
       )}
+    </>
+  );
+}
 
+/** Leases in flight and what happened to them, then the workers. */
+function Leases({ q }: { q: QueuesJson }) {
+  const now = Date.now();
+  return (
+    <>
       <h2>Leases</h2>
       <div className={styles.charts}>
         <section className={styles.panel}>

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { json, parseQuery } from "@/lib/api/respond";
 import { requireReader } from "@/lib/auth/guard";
+import { queueFlow, retryingJobs } from "@/lib/dashboard/queueFlow";
 import { queuesView } from "@/lib/dashboard/queues";
 import { getDb } from "@/lib/db";
 
@@ -8,11 +9,23 @@ export const dynamic = "force-dynamic";
 
 const Query = z.strictObject({ hours: z.coerce.number().int().min(1).max(24).default(1) });
 
-/** GET /api/queues?hours=1..24 → { queues }: depth, lag over time, leases, workers. */
+/**
+ * GET /api/queues?hours=1..24 → { queues, flow, retrying }: depth, lag over time, leases,
+ * workers; per queue claimed, processed, failed and dead-lettered over time in the same buckets;
+ * the jobs waiting to retry.
+ */
 export async function GET(request: Request): Promise<Response> {
   const query = parseQuery(request, Query);
   if (!query.ok) return query.response;
   const denied = await requireReader(request);
   if (denied) return denied;
-  return json({ queues: await queuesView(await getDb(), { hours: query.value.hours }) });
+  const db = await getDb();
+  const now = new Date();
+  const queues = await queuesView(db, { hours: query.value.hours, now });
+  const from = new Date(now.getTime() - query.value.hours * 3_600_000);
+  const [flow, retrying] = await Promise.all([
+    queueFlow(db, { from, now, bucketSeconds: queues.bucketSeconds }),
+    retryingJobs(db),
+  ]);
+  return json({ queues, flow, retrying });
 }
