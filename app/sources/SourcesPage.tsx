@@ -4,6 +4,8 @@ import Link from "next/link";
 import { Sparkline } from "@/components/charts";
 import { type SourceRowJson, useSourcesQuery } from "@/components/hooks/useSources";
 import { duration, percent, relative, utc } from "@/lib/dashboard/format";
+import { AddSource } from "./AddSource";
+import { OpmlImport } from "./OpmlImport";
 import styles from "./sources.module.css";
 
 export function SourcesPage() {
@@ -15,32 +17,43 @@ export function SourcesPage() {
       <p className="lede">
         Health with the times behind it, the circuit breaker, error and 304 rates over the last hour
         (lines: counts per 5 minutes), whether the source&apos;s validators are trusted, and the
-        next poll. Refreshed every 5 seconds.
+        next poll. Refreshed every 5 seconds. Sources from the sources file are read-only here (the
+        file stays their source of truth); sources added here can be edited and removed.
       </p>
+      <details className={styles.manageBox}>
+        <summary>Add a source</summary>
+        <AddSource />
+      </details>
+      <details className={styles.manageBox}>
+        <summary>Import or export OPML</summary>
+        <OpmlImport />
+      </details>
       {error ? <p className={styles.error}>Sources unavailable: {error.message}</p> : null}
       {data && data.sources.length === 0 ? (
         <p className="empty">No sources configured yet.</p>
       ) : null}
       {data && data.sources.length > 0 ? (
-        <table className={`sources ${styles.table}`}>
-          <thead>
-            <tr>
-              <th scope="col">Source</th>
-              <th scope="col">Health</th>
-              <th scope="col">Activity / content</th>
-              <th scope="col">Breaker</th>
-              <th scope="col">Errors (1 h)</th>
-              <th scope="col">304 (1 h)</th>
-              <th scope="col">Validators</th>
-              <th scope="col">Next poll</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.sources.map((s) => (
-              <Row key={s.id} s={s} now={now} />
-            ))}
-          </tbody>
-        </table>
+        <div className={styles.scroll}>
+          <table className={`sources ${styles.table}`}>
+            <thead>
+              <tr>
+                <th scope="col">Source</th>
+                <th scope="col">Health</th>
+                <th scope="col">Activity / content</th>
+                <th scope="col">Breaker</th>
+                <th scope="col">Errors (1 h)</th>
+                <th scope="col">304 (1 h)</th>
+                <th scope="col">Validators</th>
+                <th scope="col">Next poll</th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.sources.map((s) => (
+                <Row key={s.id} s={s} now={now} />
+              ))}
+            </tbody>
+          </table>
+        </div>
       ) : null}
     </>
   );
@@ -48,18 +61,34 @@ export function SourcesPage() {
 
 function Row({ s, now }: { s: SourceRowJson; now: number }) {
   return (
-    <tr data-source-id={s.id} data-health={s.health.state} data-breaker={s.breaker.state}>
+    <tr
+      data-source-id={s.id}
+      data-health={s.health.state}
+      data-breaker={s.breaker.state}
+      data-origin={s.configOrigin}
+      data-removed={s.removed}
+    >
       <td className="source">
         <Link href={`/sources/${encodeURIComponent(s.id)}`} className={styles.name}>
           {s.name}
         </Link>
         <div className={styles.sub}>
           {s.id} · {s.kind}
+          <span
+            className={styles.origin}
+            title={
+              s.configOrigin === "file"
+                ? "From the sources file: read-only here, change it in the file"
+                : "Added in the dashboard: can be edited and removed"
+            }
+          >
+            {s.configOrigin === "file" ? "file · read-only" : "dashboard"}
+          </span>
         </div>
       </td>
       <td className={styles.health}>
         <span className={`badge health-${s.health.state}`}>
-          {s.paused ? "paused" : s.health.state}
+          {s.removed ? "removed" : s.paused ? "paused" : s.health.state}
         </span>
         <div className={styles.sub}>{s.health.reason}</div>
       </td>

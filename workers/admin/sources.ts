@@ -359,8 +359,8 @@ export async function editSource(
         `${next.url} is already source "${sameFeed.id}"`,
       );
   }
-  const before = publicSettings(settingsOf(current));
-  const after = publicSettings(next);
+  const before: Record<string, unknown> = { ...publicSettings(settingsOf(current)) };
+  const after: Record<string, unknown> = { ...publicSettings(next) };
   const changed = Object.keys(after).filter(
     (k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]),
   );
@@ -487,8 +487,22 @@ function settingsOf(s: SourceRowData): Settings {
   };
 }
 
+/** A source's settings as shown and audited: webhook secrets as a count. */
+export interface PublicSettings {
+  name: string;
+  kind: string;
+  url: string;
+  backfillUrl: string | null;
+  allowPrivate: boolean;
+  pollIntervalSeconds: number;
+  collectors: string[];
+  tickers?: string[];
+  storyMode?: string;
+  webhookSecrets?: number;
+}
+
 /** Settings fit to show and audit: a secret's value never leaves the database. */
-function publicSettings(s: Settings): Record<string, unknown> {
+function publicSettings(s: Settings): PublicSettings {
   return {
     name: s.name,
     kind: s.kind,

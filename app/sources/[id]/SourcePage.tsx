@@ -11,6 +11,7 @@ import {
 } from "@/components/hooks/useSource";
 import { duration, ms, percent, relative, utc } from "@/lib/dashboard/format";
 import styles from "../sources.module.css";
+import { ManageSource } from "./ManageSource";
 
 export function SourcePage({ id }: { id: string }) {
   const { data, error } = useSourceQuery(id);
@@ -43,7 +44,7 @@ export function SourcePage({ id }: { id: string }) {
           data-testid="health"
           data-health={s.health.state}
         >
-          {s.paused ? "paused" : s.health.state}
+          {s.removed ? "removed" : s.paused ? "paused" : s.health.state}
         </span>{" "}
         {s.health.reason}
       </p>
@@ -111,6 +112,9 @@ export function SourcePage({ id }: { id: string }) {
         <Fact label="Validators">{s.trustsValidators ? "trusted" : "not trusted"}</Fact>
         {s.observes ? <Fact label="Observes">{s.observes}</Fact> : null}
       </dl>
+
+      <h2>Settings</h2>
+      <ManageSource id={s.id} />
 
       <h2>Fetching</h2>
       <div className={styles.charts}>
