@@ -54,3 +54,4 @@ export const DEFAULT_OUTLETS: readonly Outlet[] = [
 ];
 
 export const FEED_SUFFIX: Record<FeedFormat, string> = { rss2: "rss", rdf: "rdf", atom: "atom" };
+export const FEED_FORMATS = Object.keys(FEED_SUFFIX) as FeedFormat[];

@@ -1,4 +1,4 @@
-import { FEED_SUFFIX, type FeedFormat, type Outlet } from "./outlets";
+import { FEED_FORMATS, FEED_SUFFIX, type FeedFormat, type Outlet } from "./outlets";
 
 /**
  * A source as wirewatch configures it (the shape of wirewatch.config.json's entries), ready to
@@ -57,12 +57,14 @@ export function sourceRoutes(outlets: readonly Outlet[], base: string): Map<stri
         },
       });
     }
-    for (const format of outlet.feeds) {
+    // Every format is served and advertised on the outlet's page (a site's <link rel="alternate">),
+    // only the outlet's own are listed as sources: the others are there to be discovered.
+    for (const format of FEED_FORMATS) {
       const id = `${outlet.id}-${FEED_SUFFIX[format]}`;
       add({
         outlet,
         format,
-        listed: true,
+        listed: outlet.feeds.includes(format),
         source: {
           id,
           name: `${outlet.name} (${{ rss2: "RSS 2.0", rdf: "RSS 1.0", atom: "Atom" }[format]})`,

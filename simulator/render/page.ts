@@ -1,5 +1,5 @@
 import type { PageHeadline, SimStory } from "../newsroom";
-import type { Outlet } from "../outlets";
+import { FEED_FORMATS, FEED_SUFFIX, type Outlet } from "../outlets";
 import { esc } from "./xml";
 
 /**
@@ -8,13 +8,19 @@ import { esc } from "./xml";
  */
 export function renderPage(outlet: Outlet, items: PageHeadline[]): string {
   const lang = outlet.languages.length === 1 ? outlet.languages[0] : "en";
+  // The feeds a site advertises, as feed readers discover them (simulator/sources.ts serves each).
+  const feeds = FEED_FORMATS.map(
+    (f) =>
+      `<link rel="alternate" type="${FEED_TYPE[f]}" title="${esc(outlet.name)} (${f})" href="/s/${outlet.id}-${FEED_SUFFIX[f]}/feed.xml">`,
+  );
   const list = items.map(
     (s) =>
       `<li lang="${s.language}"><a class="headline" href="${esc(s.link)}">${esc(s.title)}</a></li>`,
   );
   return `<!doctype html>
 <html lang="${lang}">
-<head><meta charset="utf-8"><title>${esc(outlet.name)}</title></head>
+<head><meta charset="utf-8"><title>${esc(outlet.name)}</title>
+${feeds.join("\n")}</head>
 <body>
 <h1>${esc(outlet.name)}</h1>
 <ul class="headlines">
@@ -24,6 +30,12 @@ ${list.join("\n")}
 </html>
 `;
 }
+
+const FEED_TYPE = {
+  rss2: "application/rss+xml",
+  rdf: "application/rdf+xml",
+  atom: "application/atom+xml",
+} as const;
 
 /** A story's own page, so every link in a feed resolves. */
 export function renderStory(outlet: Outlet, story: SimStory): string {
