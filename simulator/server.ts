@@ -25,6 +25,7 @@ import { STORY_API_PATH, STORY_SOURCE_ID, serveStories } from "./stories/http";
 import { createStoryService, type StoryOptions } from "./stories/service";
 import { StreamHub } from "./stream";
 import { truth } from "./truth";
+import { HUB_CHECK_MS, HUB_PATH, WebSubHub } from "./websub";
 
 export type { ChatOptions, ChatStats } from "./chat";
 export type { SimControl } from "./control";
@@ -37,6 +38,7 @@ export type { DeskEvent, DeskSnapshot, Story as DeskStory } from "./stories/desk
 export type { StoriesControl, StoryOptions } from "./stories/service";
 export type { DeliveryStats, WebhookEndpoint, WebhookFaults } from "./stories/webhooks";
 export type { PairScores, Truth, TruthItem } from "./truth";
+export type { HubFault, HubStats, HubSubscription } from "./websub";
 
 export interface SimulatorOptions {
   /** 0 (the default) picks a free port. */
@@ -74,6 +76,11 @@ export interface SimulatorOptions {
   embeddings?: EmbeddingsOptions;
   /** The OpenAI-compatible chat endpoint (/v1/chat/completions, model sim-extract-1): API key. */
   chat?: ChatOptions;
+  /**
+   * A WebSub hub at <url>/hub (simulator/websub.ts): every feed names it in a Link header, and it
+   * pushes a feed to its subscribers when the outlet publishes. Off by default.
+   */
+  websubHub?: boolean;
 }
 
 export interface Simulator {
@@ -86,6 +93,8 @@ export interface Simulator {
   embeddings: Pick<EmbeddingsEndpoint, "dims" | "stats">;
   /** POST <url>/v1/chat/completions: its model and request counts (faults: source `llm`). */
   chat: Pick<ChatEndpoint, "model" | "stats">;
+  /** The WebSub hub, when started with `websubHub: true`. */
+  websub: WebSubHub | null;
   stop(): Promise<void>;
 }
 
@@ -142,6 +151,31 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   };
   scheduler.after(keepaliveMs, beat);
 
+  const websub = options.websubHub
+    ? new WebSubHub({
+        url: `${url}${HUB_PATH}`,
+        now: () => scheduler.now,
+        topic: (topic) => {
+          const route = [...routes.values()].find(
+            (r) => r.source.kind === "feed" && r.source.url === topic,
+          );
+          return route
+            ? {
+                lastChanged: () => newsroom.lastChanged(route.outlet.id),
+                render: () => feedBody({ newsroom, faults, url }, route),
+              }
+            : null;
+        },
+      })
+    : null;
+  if (websub) {
+    const look = () => {
+      websub.check();
+      scheduler.after(HUB_CHECK_MS, look);
+    };
+    scheduler.after(HUB_CHECK_MS, look);
+  }
+
   // Real time: simulated now = wall clock + whatever advance() added.
   let offset = 0;
   let timer: NodeJS.Timeout | undefined;
@@ -194,6 +228,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     storySource: stories.source,
     embeddings: createEmbeddingsEndpoint(options.embeddings),
     chat: createChatEndpoint((title) => findStory(title, scheduler.now), options.chat),
+    websub,
   };
   server.on("request", (req, res) => {
     handle(app, req, res).catch((err: unknown) => {
@@ -211,8 +246,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     control,
     embeddings: app.embeddings,
     chat: app.chat,
+    websub,
     stop: async () => {
       stopped = true;
+      websub?.stop();
       stopping.abort();
       clearTimeout(timer);
       hub.closeAll();
@@ -238,6 +275,7 @@ interface App {
   storySource: SimSource;
   embeddings: EmbeddingsEndpoint;
   chat: ChatEndpoint;
+  websub: WebSubHub | null;
 }
 
 /** The outlets' listed sources in a stable order, then the story API. */
@@ -254,6 +292,7 @@ async function handle(app: App, req: IncomingMessage, res: ServerResponse): Prom
     return app.embeddings.handle(req, res, app.faults, app.stopping);
   }
   if (url.pathname === CHAT_PATH) return app.chat.handle(req, res, app.faults, app.stopping);
+  if (url.pathname === HUB_PATH && app.websub) return app.websub.handle(req, res);
   if (req.method !== "GET" && req.method !== "HEAD") {
     throw new SimError(`${req.method} is not served here`, 405);
   }
@@ -350,19 +389,30 @@ async function networkFaults(
   return true;
 }
 
-function serveFeed(app: App, route: SourceRoute, req: IncomingMessage, res: ServerResponse): void {
-  const { newsroom, faults } = app;
-  const id = route.source.id;
+/** The feed as served now (a poll and a WebSub push carry the same document). */
+function feedBody(
+  app: Pick<App, "newsroom" | "faults" | "url">,
+  route: SourceRoute,
+): { body: string; contentType: string } {
   const format = route.format ?? "rss2";
-  const updated = newsroom.lastChanged(route.outlet.id);
-  let body = renderFeed(format, {
+  const body = renderFeed(format, {
     outlet: route.outlet,
     selfUrl: route.source.url,
     homeUrl: `${app.url}/s/${route.outlet.id}-page/`,
-    items: newsroom.feedItems(route.outlet.id),
-    updated,
+    items: app.newsroom.feedItems(route.outlet.id),
+    updated: app.newsroom.lastChanged(route.outlet.id),
   });
-  if (faults.has(id, "malformed")) body = malform(body);
+  return {
+    body: app.faults.has(route.source.id, "malformed") ? malform(body) : body,
+    contentType: FEED_CONTENT_TYPE[format],
+  };
+}
+
+function serveFeed(app: App, route: SourceRoute, req: IncomingMessage, res: ServerResponse): void {
+  const { newsroom, faults } = app;
+  const id = route.source.id;
+  const updated = newsroom.lastChanged(route.outlet.id);
+  const { body, contentType } = feedBody(app, route);
   let validators = {
     etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"`,
     // HTTP dates have whole seconds; the body's own timestamp keeps the milliseconds.
@@ -374,6 +424,7 @@ function serveFeed(app: App, route: SourceRoute, req: IncomingMessage, res: Serv
     validators = frozen;
   }
   res.setHeader("cache-control", "no-cache");
+  if (app.websub) res.setHeader("link", app.websub.linkHeader(route.source.url));
   if (!faults.has(id, "no-validators")) {
     res.setHeader("etag", validators.etag);
     res.setHeader("last-modified", validators.lastModified);
@@ -382,7 +433,7 @@ function serveFeed(app: App, route: SourceRoute, req: IncomingMessage, res: Serv
       return void res.end();
     }
   }
-  sendText(req, res, 200, FEED_CONTENT_TYPE[format], body);
+  sendText(req, res, 200, contentType, body);
 }
 
 /** RFC 9110 §13.1: If-None-Match decides when present; If-Modified-Since only without it. */
