@@ -30,7 +30,7 @@ export function AddSource() {
       { url, allowPrivate },
       {
         onSuccess: ({ discovery }) => {
-          const first = discovery.candidates[0];
+          const first = discovery.candidates.find((c) => !c.existingId) ?? discovery.candidates[0];
           if (first) choose(first.url);
         },
       },
@@ -97,6 +97,9 @@ export function AddSource() {
                   <span className={styles.sub}>
                     {c.url} · {c.type ?? "?"} · {VIA[c.via]}
                   </span>
+                  {c.existingId ? (
+                    <span className={styles.origin}>already source {c.existingId}</span>
+                  ) : null}
                 </label>
               </li>
             ))}

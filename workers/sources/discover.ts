@@ -1,3 +1,4 @@
+import { canonicalizeUrl } from "@/lib/canonical";
 import type { Database } from "@/lib/db";
 import { type Attempt, attemptGet, header } from "@/workers/fetcher/attempt";
 import { FetchError } from "@/workers/fetcher/classify";
@@ -177,6 +178,8 @@ export interface FeedCandidate {
   type: string | null;
   /** How it was found: the URL is a feed, a <link rel="alternate">, or a common path. */
   via: "direct" | "link" | "path";
+  /** The source that already polls this feed (same canonical URL), if one does. */
+  existingId?: string;
 }
 
 export interface Discovery {
@@ -200,6 +203,29 @@ export async function discoverFeeds(
   raw: string,
   options: InspectOptions,
 ): Promise<Discovery> {
+  const found = await findFeeds(db, raw, options);
+  if (found.candidates.length === 0) return found;
+  const sources = await db.prisma.source.findMany({ select: { id: true, url: true } });
+  const byKey = new Map(sources.flatMap((s) => (s.url ? [[sameFeedKey(s.url), s.id]] : [])));
+  return {
+    ...found,
+    candidates: found.candidates.map((c) => {
+      const existingId = byKey.get(sameFeedKey(c.url));
+      return existingId ? { ...c, existingId } : c;
+    }),
+  };
+}
+
+/** "The same feed" as the OPML import judges it: lib/canonical's form of the URL. */
+function sameFeedKey(url: string): string {
+  try {
+    return canonicalizeUrl(url);
+  } catch {
+    return url;
+  }
+}
+
+async function findFeeds(db: Database, raw: string, options: InspectOptions): Promise<Discovery> {
   const checked = checkSourceUrl(raw, options.allowPrivate);
   if (!("url" in checked)) throw new DiscoverInputError(checked);
   const url = checked.url;

@@ -242,6 +242,13 @@ describe("add, edit, remove", () => {
     const audit = await db.prisma.adminAudit.findFirstOrThrow({ where: { action: "sources.add" } });
     expect(audit.target).toEqual({ sourceId: id });
 
+    const rediscovered = await answer(
+      await discover(
+        request("/api/sources/discover", "POST", { url: `${site.origin}/`, allowPrivate: true }),
+      ),
+    );
+    expect(rediscovered.body.discovery.candidates[0].existingId).toBe(id);
+
     const again = await answer(
       await add(
         request("/api/sources", "POST", {
