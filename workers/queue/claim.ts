@@ -1,6 +1,7 @@
 import { CLAIM_WAIT_BUCKETS_MS } from "@/lib/claimWaits";
 import type { Database } from "@/lib/db";
 import { Prisma } from "@/lib/generated/prisma/client";
+import { notPausedSql } from "./paused";
 import { queueQuery } from "./sql";
 import type { ClaimedJob } from "./types";
 
@@ -35,6 +36,8 @@ interface Row {
  * One lease token per claim statement, not per job (the sub-SELECT runs once): fencing is by
  * id, attempt and token together, so a token shared by the jobs of one claim fences each as well,
  * while a token drawn per row was 1.1 ms of an 8.5 ms claim of 1,000.
+ *
+ * A paused queue (./paused.ts) claims nothing: one probe of the live-key index per statement.
  *
  * The stats row is shared by every claimer of the queue in that minute; its lock is held from the
  * upsert to the commit, after the jobs are taken, so concurrent claims serialise only on that
@@ -77,7 +80,7 @@ export function claimStatement(
   return Prisma.sql`
     WITH picked AS MATERIALIZED (
       SELECT id, ctid, lease_expired AS was_expired FROM jobs
-      WHERE queue = ${queue} AND state = 'ready' AND run_at <= now()
+      WHERE queue = ${queue} AND state = 'ready' AND run_at <= now() AND ${notPausedSql(queue)}
       ORDER BY priority DESC, run_at
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED
