@@ -2,7 +2,13 @@
 
 import Link from "next/link";
 import { BarsChart, type SeriesPoint, TimeSeriesChart } from "@/components/charts";
-import { type QueuesJson, type QueuesResponse, useQueuesQuery } from "@/components/hooks/useQueues";
+import { useAdminSession } from "@/components/hooks/useAdminSession";
+import {
+  type QueuesJson,
+  type QueuesResponse,
+  useQueueActionMutation,
+  useQueuesQuery,
+} from "@/components/hooks/useQueues";
 import { TimeRangePicker, useTimeRange } from "@/components/ui/TimeRange";
 import { ms, relative, utc, when } from "@/lib/dashboard/format";
 import styles from "./queues.module.css";
@@ -23,7 +29,7 @@ export function QueuesPage() {
       {error ? <p className={styles.error}>Queues unavailable: {error.message}</p> : null}
       {q && data ? (
         <>
-          <Body q={q} />
+          <Body q={q} paused={data.paused} />
           <Throughput data={data} />
           <Retrying data={data} />
           <Leases q={q} />
@@ -167,11 +173,43 @@ function ReaderLag({ q }: { q: QueuesJson }) {
   );
 }
 
-function Body({ q }: { q: QueuesJson }) {
+/**
+ * Pause or resume one queue (admin): every worker stops claiming from it, leased jobs finish.
+ * Shown only where admin actions are possible; the server checks again.
+ */
+function PauseButton({ queue, paused }: { queue: string; paused: boolean }) {
+  const session = useAdminSession();
+  const act = useQueueActionMutation();
+  if (!session.data?.adminActions) return null;
+  const action = paused ? "resume" : "pause";
+  return (
+    <>
+      <button
+        type="button"
+        className={styles.action}
+        disabled={act.isPending}
+        onClick={() => act.mutate({ queue, action })}
+        aria-label={`${paused ? "Resume" : "Pause"} ${queue}`}
+      >
+        {paused ? "Resume" : "Pause"}
+      </button>
+      {act.error ? <span className={styles.error}> {act.error.message}</span> : null}
+    </>
+  );
+}
+
+function Body({ q, paused }: { q: QueuesJson; paused: QueuesResponse["paused"] }) {
   const now = Date.now();
+  const pausedSince = new Map(paused.map((p) => [p.queue, p.since]));
   return (
     <>
       <h2>Depth per stage</h2>
+      {paused.length > 0 ? (
+        <p className={styles.paused} role="status" data-testid="paused-queues">
+          Paused (no new claims, leased jobs finish):{" "}
+          {paused.map((p) => `${p.queue} since ${when(p.since)}`).join("; ")}
+        </p>
+      ) : null}
       {q.depth.length === 0 ? (
         <p className="empty">No jobs.</p>
       ) : (
@@ -192,6 +230,7 @@ function Body({ q }: { q: QueuesJson }) {
                 Dead
               </th>
               <th scope="col">Oldest due</th>
+              <th scope="col">Claiming</th>
             </tr>
           </thead>
           <tbody>
@@ -205,6 +244,19 @@ function Body({ q }: { q: QueuesJson }) {
                   {d.dead > 0 ? <Link href="/dead-letters">{d.dead}</Link> : 0}
                 </td>
                 <td title={utc(d.oldestDueAt)}>{relative(d.oldestDueAt, now)}</td>
+                <td className={styles.nowrap} data-paused={pausedSince.has(d.queue)}>
+                  {pausedSince.has(d.queue) ? (
+                    <span
+                      className="badge health-silent"
+                      title={`Paused ${when(pausedSince.get(d.queue))}: no new claims`}
+                    >
+                      paused
+                    </span>
+                  ) : (
+                    "yes"
+                  )}{" "}
+                  <PauseButton queue={d.queue} paused={pausedSince.has(d.queue)} />
+                </td>
               </tr>
             ))}
           </tbody>

@@ -1,7 +1,7 @@
-import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { QueueFlow, RetryingJob } from "@/lib/dashboard/queueFlow";
 import type { QueuesView } from "@/lib/dashboard/queues";
-import { getJson } from "./api";
+import { getJson, postJson } from "./api";
 import type { Serialized } from "./useSources";
 
 export type QueuesJson = Serialized<QueuesView>;
@@ -12,6 +12,8 @@ export interface QueuesResponse {
   queues: QueuesJson;
   flow: QueueFlowJson[];
   retrying: { total: number; jobs: RetryingJobJson[] };
+  /** Queues an admin paused (workers/admin/queues.ts), and since when. */
+  paused: { queue: string; since: string }[];
 }
 
 /**
@@ -24,5 +26,19 @@ export function useQueuesQuery(params: { hours: number }) {
     queryFn: () => getJson<QueuesResponse>("/api/queues", params),
     refetchInterval: 10_000,
     placeholderData: keepPreviousData,
+  });
+}
+
+export type QueueAction = "pause" | "resume";
+
+/** POST /api/queues/:queue/{pause,resume}; refreshes the Queues page after. */
+export function useQueueActionMutation() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: ({ queue, action }: { queue: string; action: QueueAction }) =>
+      postJson<{ result: { affected: number; auditId: string; message: string } }>(
+        `/api/queues/${encodeURIComponent(queue)}/${action}`,
+      ),
+    onSettled: () => client.invalidateQueries({ queryKey: ["queues"] }),
   });
 }
