@@ -58,6 +58,11 @@ const FEED_ACCEPT =
  */
 const PREVIEW_LIMITS: Partial<HttpLimits> = { totalTimeoutMs: 10_000 };
 const PAGE_MAX_BYTES = 2 * 1024 * 1024;
+/**
+ * The common paths together get 20 s, then the rest are not tried: seven 10 s timeouts would
+ * keep an admin waiting over a minute for a host that has stopped answering.
+ */
+const COMMON_PATHS_BUDGET_MS = 20_000;
 /** The preview lists this many entries; the count covers them all. */
 const PREVIEW_ENTRIES = 10;
 const MAX_URL_LENGTH = 2_048;
@@ -303,7 +308,9 @@ async function commonPaths(
   options: InspectOptions,
 ): Promise<FeedCandidate[]> {
   const found: FeedCandidate[] = [];
+  const deadline = Date.now() + COMMON_PATHS_BUDGET_MS;
   for (const path of COMMON_FEED_PATHS) {
+    if (Date.now() > deadline) break;
     const url = new URL(path, site.origin).href;
     if (!(await robotsVerdict(db, url, get, options)).allowed) continue;
     const attempt = await attemptGet(() => get(url, { accept: FEED_ACCEPT }), Date.now());

@@ -390,6 +390,53 @@ describe("add, edit, remove", () => {
     expect(actions).toEqual(["sources.add", "sources.edit", "sources.remove"]);
   });
 
+  it("story-api: added with its tickers, and a ticker added on edit is loaded at once", async () => {
+    const secret = `whsec_${Buffer.from("0123456789abcdef0123").toString("base64")}`;
+    const added = await answer(
+      await add(
+        request("/api/sources", "POST", {
+          id: "desk",
+          kind: "story-api",
+          url: "https://stories.example.com/api",
+          tickers: ["ACME"],
+          webhookSecrets: [secret],
+        }),
+      ),
+    );
+    expect(added.status).toBe(201);
+    const catchUp = () =>
+      db.prisma.job.findFirstOrThrow({ where: { queue: "story", key: "catchup:desk" } });
+    // Not due for an hour, as after a catch-up that found nothing.
+    await db.prisma.job.update({
+      where: { id: (await catchUp()).id },
+      data: { runAt: new Date(Date.now() + 3_600_000) },
+    });
+    const edited = await answer(
+      await edit(
+        request("/api/sources/desk", "PATCH", { tickers: ["ACME", "GLOBX"] }),
+        params("desk"),
+      ),
+    );
+    expect(edited.body.result.message).toBe("saved: tickers");
+    const tickers = await db.prisma.storyTicker.findMany({
+      where: { sourceId: "desk" },
+      orderBy: { ticker: "asc" },
+    });
+    expect(tickers.map((t) => [t.ticker, t.loadedAt])).toEqual([
+      ["ACME", null],
+      ["GLOBX", null],
+    ]);
+    expect((await catchUp()).runAt.getTime()).toBeLessThanOrEqual(Date.now());
+    const shown = await answer(
+      await settings(request("/api/sources/desk/settings", "GET"), params("desk")),
+    );
+    // The secret's value never leaves the database: the form and the audit see a count.
+    expect(shown.body.settings).toMatchObject({ tickers: ["ACME", "GLOBX"], webhookSecrets: 1 });
+    const audit = await db.prisma.adminAudit.findMany({ select: { target: true, detail: true } });
+    expect(JSON.stringify(audit)).not.toContain(secret);
+    await remove(request("/api/sources/desk", "DELETE", {}), params("desk"));
+  });
+
   it("the sources file's sync leaves a dashboard source of the same id alone", async () => {
     await add(
       request("/api/sources", "POST", {
