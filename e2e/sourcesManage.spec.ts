@@ -30,14 +30,16 @@ test("add a source by pasting a site's address: discovered, previewed, saved, in
   await page.getByRole("button", { name: "Find feeds" }).click();
 
   const found = page.getByRole("region", { name: "Feeds found" });
-  await expect(found).toContainText("Feeds found at");
+  // Discovery and preview wait their turn in the simulator host's rate budget (1 request/s,
+  // shared with the polls of its nine sources), so they get longer than the default 5 s.
+  await expect(found).toContainText("Feeds found at", { timeout: 30_000 });
   await expect(found.getByRole("radio")).toHaveCount(3);
   await expect(found).toContainText("already source meridian-rss");
   await expect(found).toContainText("advertised by the page");
 
   // The first feed not yet a source is previewed at once: what a poll would ingest.
   const preview = page.getByTestId("preview");
-  await expect(preview).toContainText("rss1");
+  await expect(preview).toContainText("rss1", { timeout: 30_000 });
   await expect(preview.locator('[data-ok="true"]')).toHaveCount(2);
   await expect(preview).toContainText("a private address this source is allowed to reach");
   await expect(preview).toContainText("robots.txt of");
