@@ -1,3 +1,4 @@
+import { QUEUE_AUDIT_ACTIONS } from "@/lib/dashboard/queueActions";
 import type { Database } from "@/lib/db";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { PAUSED_MARKER_QUEUE, pauseQueueSql, resumeQueueSql } from "@/workers/queue/paused";
@@ -9,7 +10,7 @@ import { auditInsertSql } from "./audit";
  * from it; what is leased finishes). Like the sources' pause, each is one statement with its
  * admin_audit row as a CTE, so the change and its record commit together.
  */
-export const QUEUE_AUDIT_ACTIONS = { pause: "queues.pause", resume: "queues.resume" } as const;
+export { QUEUE_AUDIT_ACTIONS };
 
 export interface QueueActionResult {
   /** 1 when the pause (or resume) changed something, 0 when the queue already was so. */
