@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from "node:crypto";
+import { createHash, createHmac, randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 
 /**
@@ -46,8 +46,9 @@ export interface HubSubscription {
 
 interface Held extends HubSubscription {
   secret: string | null;
-  /** The topic's lastChanged() when it was last pushed (or verified). */
+  /** The topic's lastChanged() when it was last pushed (or verified), and the body's hash. */
   sentChange: number;
+  sentHash: string | null;
 }
 
 export interface HubStats {
@@ -99,9 +100,11 @@ export class WebSubHub {
   }
 
   subscriptions(): HubSubscription[] {
-    return [...this.#subs.values()].map(({ secret: _s, sentChange: _c, ...listed }) => ({
-      ...listed,
-    }));
+    return [...this.#subs.values()].map(
+      ({ secret: _s, sentChange: _c, sentHash: _h, ...listed }) => ({
+        ...listed,
+      }),
+    );
   }
 
   /** Resolves once every verification and push started so far has finished. */
@@ -152,10 +155,16 @@ export class WebSubHub {
       }
       const topic = this.#o.topic(sub.topic);
       if (!topic) continue;
+      // lastChanged has whole milliseconds: a change in the same millisecond as the last look
+      // would hide behind `<`, so an equal time is rendered and compared by the body's hash.
       const changed = topic.lastChanged();
-      if (changed <= sub.sentChange) continue;
+      if (changed < sub.sentChange) continue;
+      const feed = topic.render();
+      const hash = hashOf(feed.body);
       sub.sentChange = changed;
-      this.#track(this.#push(sub, topic));
+      if (hash === sub.sentHash) continue;
+      sub.sentHash = hash;
+      this.#track(this.#push(sub, feed));
     }
   }
 
@@ -200,12 +209,12 @@ export class WebSubHub {
       pushes: known?.pushes ?? 0,
       // A renewal keeps its place; a new subscriber gets what changes from now on.
       sentChange: known?.sentChange ?? this.#o.topic(topic)?.lastChanged() ?? 0,
+      sentHash: known ? known.sentHash : hashOf(this.#o.topic(topic)?.render().body ?? ""),
     };
     this.#subs.set(key, held);
   }
 
-  async #push(sub: Held, topic: HubTopic): Promise<void> {
-    const { body, contentType } = topic.render();
+  async #push(sub: Held, { body, contentType }: { body: string; contentType: string }) {
     const headers: Record<string, string> = {
       "content-type": contentType,
       link: this.linkHeader(sub.topic),
@@ -260,6 +269,10 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams | null> {
     chunks.push(chunk as Buffer);
   }
   return new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
+}
+
+function hashOf(body: string): string {
+  return createHash("sha256").update(body).digest("hex");
 }
 
 function isHttpUrl(value: string): boolean {
