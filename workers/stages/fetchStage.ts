@@ -4,6 +4,7 @@ import { throwIfChaos } from "@/workers/chaos/chaos";
 import type { FetchSourceOptions } from "@/workers/fetcher";
 import type { QueueOptions } from "@/workers/queue/queueWorker";
 import type { Writer } from "@/workers/store";
+import { pushIsLive } from "@/workers/websub/subscriptions";
 import { refreshFeed } from "../refreshFeed";
 import { refreshPage } from "../refreshPage";
 import { type CollectorPayload, wantedSource } from "./frontier";
@@ -59,9 +60,12 @@ export function fetchStage(
           ? Date.now() + (options.hotForMs ?? 10 * 60_000)
           : (state.hotUntil ?? 0);
       const hot = Date.now() < hotUntil;
+      // A hub pushes this feed (workers/websub): polling is the safety net, 4× slower.
+      const pushed = source.kind === "feed" && (await pushIsLive(db, source.id));
       const seconds = nextPollSeconds({
         baseSeconds: source.pollIntervalSeconds,
         hot,
+        pushed,
         // An open breaker already spaces its probes; backing off on top would double it.
         failures: outcome.code === "breaker_open" ? 0 : failures,
         maxAgeSeconds: outcome.maxAgeSeconds,
