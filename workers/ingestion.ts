@@ -13,6 +13,7 @@ import { configuredExtraction } from "./extract/configured";
 import { startWorkers, type Workers } from "./index";
 import { forfeitLeases } from "./queue/forfeitLeases";
 import { sweep } from "./queue/sweep";
+import { startWebSub, type WebSub } from "./websub";
 
 export interface Ingestion {
   simulator: Simulator | null;
@@ -43,10 +44,12 @@ export async function startIngestion(db: Database): Promise<Ingestion> {
 
   let simulator: Simulator | null = null;
   if (wantSimulator) {
-    simulator = await startSimulator({ port: settings.SIMULATOR_PORT }).catch((err) => {
+    // With a WebSub callback configured its feeds advertise its hub, which pushes to this app.
+    const websubHub = Boolean(settings.WIREWATCH_WEBSUB_CALLBACK_URL);
+    simulator = await startSimulator({ port: settings.SIMULATOR_PORT, websubHub }).catch((err) => {
       if ((err as NodeJS.ErrnoException).code !== "EADDRINUSE") throw err;
       log.warn({ port: settings.SIMULATOR_PORT }, "simulator port in use; taking a free one");
-      return startSimulator({ port: 0 });
+      return startSimulator({ port: 0, websubHub });
     });
     // Its story API delivers signed webhooks to this app, with the secret its source lists.
     const self = settings.WIREWATCH_URL ?? `http://127.0.0.1:${settings.PORT}`;
@@ -110,9 +113,17 @@ export async function startIngestion(db: Database): Promise<Ingestion> {
     await simulator?.stop();
     throw err;
   }
+  // WebSub only with a public callback address: without one no hub could reach us.
+  const websub: WebSub | null = settings.WIREWATCH_WEBSUB_CALLBACK_URL
+    ? startWebSub(db, {
+        callbackBase: settings.WIREWATCH_WEBSUB_CALLBACK_URL,
+        leaseSeconds: settings.WIREWATCH_WEBSUB_LEASE_SECONDS,
+      })
+    : null;
   return {
     simulator,
     stop: async () => {
+      await websub?.stop();
       await workers.stop();
       await extraction?.close();
       await meaning?.options.embedder.close();
