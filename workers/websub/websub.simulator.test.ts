@@ -2,8 +2,6 @@
 // (app/api/websub/[token]/route.ts, served by a small HTTP adapter) and the real writer on an
 // embedded database: subscribe, verify, a signed push stored, a bad or missing signature refused
 // and counted, renewal before expiry, polling 4× slower while pushed, unsubscribe when paused.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "@/lib/db";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
@@ -17,36 +15,15 @@ import { FETCH_QUEUE, syncFrontier } from "@/workers/stages/frontier";
 import { writeBatch } from "@/workers/store";
 import { maintainSubscriptions } from "./maintain";
 import { sign } from "./signature";
+import { type CallbackServer, startCallbackServer } from "./testing/callbackServer";
 
 const SOURCE = "harbour-rss";
 const LEASE = 600;
 
 let db: TestDatabase;
 let sim: Simulator;
-let callbackServer: Server;
+let callbackServer: CallbackServer;
 let base: string;
-
-/** The route handlers behind a real socket, as Next.js would call them. */
-async function serveRoute(req: IncomingMessage, res: ServerResponse) {
-  const { GET, POST } = await import("@/app/api/websub/[token]/route");
-  const url = new URL(req.url ?? "/", base);
-  const token = decodeURIComponent(url.pathname.split("/").pop() ?? "");
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value);
-  }
-  const request = new Request(url, {
-    method: req.method,
-    headers,
-    body: req.method === "POST" ? Buffer.concat(chunks) : undefined,
-  });
-  const handler = req.method === "POST" ? POST : GET;
-  const response = await handler(request, { params: Promise.resolve({ token }) });
-  res.writeHead(response.status, Object.fromEntries(response.headers));
-  res.end(Buffer.from(await response.arrayBuffer()));
-}
 
 const row = () => db.prisma.websubSubscription.findUniqueOrThrow({ where: { sourceId: SOURCE } });
 const stored = (title: string) => db.prisma.news.count({ where: { sourceId: SOURCE, title } });
@@ -71,13 +48,8 @@ beforeAll(async () => {
     ratePerMinute: 0,
     burstEveryMs: 0,
   });
-  callbackServer = createServer((req, res) => {
-    serveRoute(req, res).catch((err: unknown) => {
-      res.writeHead(500).end(String(err));
-    });
-  });
-  await new Promise<void>((resolve) => callbackServer.listen(0, "127.0.0.1", resolve));
-  base = `http://127.0.0.1:${(callbackServer.address() as AddressInfo).port}`;
+  callbackServer = await startCallbackServer();
+  base = callbackServer.url;
   const feed = sim.sources().find((s) => s.id === SOURCE);
   if (!feed) throw new Error(`the simulator has no ${SOURCE}`);
   await db.prisma.source.create({
@@ -95,7 +67,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await sim?.stop();
-  await new Promise((resolve) => callbackServer?.close(resolve));
+  await callbackServer?.close();
   await db?.drop();
 });
 
