@@ -18,6 +18,10 @@ const BENCHMARKS: Record<string, Benchmark> = {
     describe: "every dashboard API's p50/p95 over HTTP on 1M news and 5M audit rows",
     load: () => import("./dashboard"),
   },
+  websub: {
+    describe: "publication → store latency, WebSub pushes against polling, side by side",
+    load: () => import("./websub"),
+  },
   stories: {
     describe:
       "story webhooks received and applied, against a bare idempotent insert and direct writes",
