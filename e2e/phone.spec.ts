@@ -19,7 +19,7 @@ async function check(page: Page, testInfo: TestInfo, path: string, name: string)
   await page.goto(path);
   await expect(page.locator("main h1").first()).toBeVisible({ timeout: 30_000 });
   // Let the page's first query answer and its charts lay out before measuring.
-  await page.waitForLoadState("networkidle").catch(() => undefined);
+  await page.waitForLoadState("networkidle", { timeout: 5_000 }).catch(() => undefined);
   const width = await pageWidth(page);
   const file = `${SHOTS}/phone-${name}.png`;
   await page.screenshot({ path: file, fullPage: true });
@@ -30,7 +30,7 @@ async function check(page: Page, testInfo: TestInfo, path: string, name: string)
 /** The first link on `listPath` whose href matches `pattern`, for the detail pages. */
 async function firstLink(page: Page, listPath: string, pattern: RegExp): Promise<string | null> {
   await page.goto(listPath);
-  await page.waitForLoadState("networkidle").catch(() => undefined);
+  await page.waitForLoadState("networkidle", { timeout: 5_000 }).catch(() => undefined);
   const hrefs = await page
     .locator("main a[href]")
     .evaluateAll((as) => as.map((a) => a.getAttribute("href") ?? ""));
