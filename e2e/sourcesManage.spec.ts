@@ -159,6 +159,7 @@ test("remove a source: it stops, its history stays, and it says so", async ({ pa
   await expect(page.getByTestId("health")).toHaveText("removed");
   await expect(page.getByTestId("read-only")).toContainText("was removed");
   await expect(page.locator("main")).toContainText("its items are kept");
+  await expect(page.getByRole("button", { name: "Fetch now" })).toHaveCount(0);
   await shots(page, testInfo, "8-removed");
 
   // History kept: the source, its attempts and its content are still there; nothing waits.

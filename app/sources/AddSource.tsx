@@ -2,6 +2,7 @@
 
 import Link from "next/link";
 import { useState } from "react";
+import { utc } from "@/lib/dashboard/format";
 import type { Preview } from "@/workers/sources/discover";
 import { useAddSourceMutation, useDiscoverMutation, usePreviewMutation } from "./manageHooks";
 import styles from "./sources.module.css";
@@ -195,7 +196,7 @@ function PreviewPanel({ p }: { p: Preview }) {
             // biome-ignore lint/suspicious/noArrayIndexKey: the list is the feed's order, never reordered
             <li key={i}>
               {e.title || <em>untitled</em>}
-              {e.published ? <span className={styles.sub}> · {e.published}</span> : null}
+              {e.published ? <span className={styles.sub}> · {utc(e.published)}</span> : null}
             </li>
           ))}
         </ol>

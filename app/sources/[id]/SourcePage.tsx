@@ -89,11 +89,13 @@ export function SourcePage({ id }: { id: string }) {
           {percent(s.lastHour.notModifiedRate)} 304
         </Fact>
         <Fact label="Polling">
-          {s.paused
-            ? `paused (every ${duration(s.pollIntervalSeconds)} when resumed)`
-            : s.kind === "stream"
-              ? "watched (stream)"
-              : `every ${duration(s.pollIntervalSeconds)}, next ${relative(s.nextPollAt, now)}, last ${relative(s.lastPolledAt, now)}`}
+          {s.removed
+            ? "none: removed"
+            : s.paused
+              ? `paused (every ${duration(s.pollIntervalSeconds)} when resumed)`
+              : s.kind === "stream"
+                ? "watched (stream)"
+                : `every ${duration(s.pollIntervalSeconds)}, next ${relative(s.nextPollAt, now)}, last ${relative(s.lastPolledAt, now)}`}
           {s.pollingNote && !s.paused ? (
             <div className={styles.sub} data-testid="polling-note">
               {s.pollingNote}
@@ -285,6 +287,8 @@ const LABELS: Record<SourceAction, string> = {
 
 function Actions({ s }: { s: SourceDetailJson }) {
   const action = useSourceActionMutation(s.id);
+  // A removed source is history: nothing to fetch, pause or resume.
+  if (s.removed) return null;
   const toggle: SourceAction = s.paused ? "resume" : "pause";
   return (
     <div className={styles.actions}>
