@@ -770,6 +770,35 @@ describe("the migrated database matches prisma/schema.prisma", () => {
     expectSameColumns(build, await columnsOf("read_model_builds"));
   });
 
+  it("websub_subscriptions", async () => {
+    const at = new Date("2026-12-02T09:00:00.000Z");
+    const row = {
+      sourceId: "s-1",
+      state: "active",
+      pendingMode: "subscribe",
+      hub: "https://hub.example/",
+      topic: "https://f.example/rss",
+      token: "t".repeat(43),
+      secret: "s",
+      leaseSeconds: 600,
+      requestedAt: at,
+      verifiedAt: at,
+      expiresAt: at,
+      renewAt: at,
+      checkedAt: at,
+      pushes: 1n,
+      lastPushAt: at,
+      rejectedPushes: 2n,
+      lastRejectedAt: at,
+      lastRejection: "bad_signature: x",
+      lastError: "e",
+      createdAt: at,
+      updatedAt: at,
+    };
+    expect(await db.prisma.websubSubscription.create({ data: row })).toEqual(row);
+    expectSameColumns(row, await columnsOf("websub_subscriptions"));
+  });
+
   it("has no table the schema does not know", async () => {
     const rows = await db.prisma.$queryRaw<{ table_name: string }[]>`
       SELECT table_name FROM information_schema.tables
@@ -817,6 +846,7 @@ describe("the migrated database matches prisma/schema.prisma", () => {
       "story_sync",
       "story_tickers",
       "story_webhook_rejections",
+      "websub_subscriptions",
     ]);
   });
 });

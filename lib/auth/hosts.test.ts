@@ -24,6 +24,15 @@ describe("refuseForeignHost", () => {
     }
   });
 
+  it("answers the WebSub callback's host, which hubs verify and push to", () => {
+    const withCallback = {
+      ...settings,
+      WIREWATCH_WEBSUB_CALLBACK_URL: "https://push.example.net/base",
+    };
+    expect(refuseForeignHost(to("push.example.net"), withCallback)).toBeNull();
+    expect(refuseForeignHost(to("push.example.net"), settings)?.status).toBe(421);
+  });
+
   it("refuses any other host with 421 in the error shape", async () => {
     for (const host of [
       "evil.example",

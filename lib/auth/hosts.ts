@@ -14,12 +14,19 @@ export function hostName(host: string): string | null {
   return match?.[1] ? match[1].toLowerCase().replace(/\.$/, "") : null;
 }
 
-/** The names this app answers to: loopback, WIREWATCH_URL's host and WIREWATCH_ALLOWED_HOSTS. */
+/**
+ * The names this app answers to: loopback, WIREWATCH_URL's host, the WebSub callback's host (a
+ * hub verifies and pushes to the public name it was given) and WIREWATCH_ALLOWED_HOSTS.
+ */
 export function allowedHostNames(
-  settings: Pick<Config, "WIREWATCH_URL" | "WIREWATCH_ALLOWED_HOSTS">,
+  settings: Pick<Config, "WIREWATCH_URL" | "WIREWATCH_ALLOWED_HOSTS"> &
+    Partial<Pick<Config, "WIREWATCH_WEBSUB_CALLBACK_URL">>,
 ): Set<string> {
   const names = new Set(LOOPBACK_NAMES);
   if (settings.WIREWATCH_URL) names.add(new URL(settings.WIREWATCH_URL).hostname.toLowerCase());
+  if (settings.WIREWATCH_WEBSUB_CALLBACK_URL) {
+    names.add(new URL(settings.WIREWATCH_WEBSUB_CALLBACK_URL).hostname.toLowerCase());
+  }
   for (const name of settings.WIREWATCH_ALLOWED_HOSTS) names.add(name.toLowerCase());
   return names;
 }
@@ -32,7 +39,7 @@ export function allowedHostNames(
  */
 export function refuseForeignHost(
   request: Request,
-  settings: Pick<Config, "WIREWATCH_URL" | "WIREWATCH_ALLOWED_HOSTS"> = config(),
+  settings: Parameters<typeof allowedHostNames>[0] = config(),
 ): Response | null {
   // No Host header only in a request built by hand (HTTP/1.1 requires one; Next builds the URL
   // of an HTTP/1.0 one from its own host name).

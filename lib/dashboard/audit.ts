@@ -1,4 +1,5 @@
 import type { Database } from "@/lib/db";
+import { QUEUE_AUDIT_ACTIONS } from "./queueActions";
 import { REPAIR_ACTIONS } from "./repairs";
 import { SOURCE_AUDIT_ACTIONS } from "./sources";
 
@@ -33,6 +34,7 @@ export const KNOWN_AUDIT_ACTIONS: readonly string[] = [
   ...Object.values(SOURCE_AUDIT_ACTIONS),
   ...Object.values(CHAOS_AUDIT_ACTIONS),
   ...Object.values(DEDUP_AUDIT_ACTIONS),
+  ...Object.values(QUEUE_AUDIT_ACTIONS),
 ];
 
 export interface AuditRow {

@@ -86,6 +86,8 @@ export async function readSnapshot(db: Database): Promise<Snapshot> {
            coalesce(extract(epoch FROM now() - min(dead_at) FILTER (WHERE state = 'dead')), 0)::float8
              AS "oldestDead"
     FROM jobs WHERE state IN ('ready', 'leased', 'dead')
+      -- A paused queue's marker row (workers/queue/paused.ts) is not a queue.
+      AND queue <> 'queue:paused'
     GROUP BY queue ORDER BY queue LIMIT 50`;
   const [breakers] = await p.$queryRaw<Snapshot["breakers"][]>`
     SELECT (count(*) FILTER (WHERE breaker_state = 'open'))::int AS open,
