@@ -26,13 +26,14 @@ export const STATUS_COLORS = Object.freeze({
 
 export type Status = keyof typeof STATUS_COLORS;
 
-/** For lines and bars that measure (latency quantiles, rates): blue, violet-blue, teal, pink, slate. */
+/** For lines and bars that measure (latency quantiles, rates): blue, pink, teal, slate, indigo
+ * (p50 and p99, the usual pair, must tell apart at a glance: blue and indigo did not). */
 export const MEASURE_COLORS = Object.freeze([
   "#2563eb",
-  "#4f46e5",
-  "#0d9488",
   "#db2777",
+  "#0d9488",
   "#475569",
+  "#4f46e5",
 ] as const);
 
 /** The i-th measure colour, round the sequence. */
