@@ -89,51 +89,55 @@ export function OpmlImport() {
             {plan.opml.title ? ` · ${plan.opml.title}` : ""}
           </h3>
           {plan.add.length > 0 ? (
-            <table className="sources">
-              <thead>
-                <tr>
-                  <th scope="col">Line</th>
-                  <th scope="col">{applied ? "Added" : "Would add"}</th>
-                  <th scope="col">Folder</th>
-                </tr>
-              </thead>
-              <tbody>
-                {plan.add.map((s) => (
-                  <tr key={s.id}>
-                    <td className="num">{s.line}</td>
-                    <td>
-                      {s.name}
-                      <div className={styles.sub}>{s.url}</div>
-                    </td>
-                    <td>{s.folder.join(" / ") || "–"}</td>
+            <div className={styles.scroll}>
+              <table className="sources">
+                <thead>
+                  <tr>
+                    <th scope="col">Line</th>
+                    <th scope="col">{applied ? "Added" : "Would add"}</th>
+                    <th scope="col">Folder</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {plan.add.map((s) => (
+                    <tr key={s.id}>
+                      <td className="num">{s.line}</td>
+                      <td>
+                        {s.name}
+                        <div className={styles.sub}>{s.url}</div>
+                      </td>
+                      <td>{s.folder.join(" / ") || "–"}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
           ) : null}
           {plan.problems.length > 0 ? (
-            <table className="sources" data-testid="opml-problems">
-              <thead>
-                <tr>
-                  <th scope="col">Line</th>
-                  <th scope="col">Problem</th>
-                  <th scope="col">What</th>
-                </tr>
-              </thead>
-              <tbody>
-                {plan.problems.map((p) => (
-                  <tr key={`${p.line}-${p.code}-${p.url ?? ""}`} data-severity={p.severity}>
-                    <td className="num">{p.line}</td>
-                    <td>
-                      <span className={p.severity === "error" ? styles.refused : styles.sub}>
-                        {p.code}
-                      </span>
-                    </td>
-                    <td className={styles.sub}>{p.message}</td>
+            <div className={styles.scroll}>
+              <table className="sources" data-testid="opml-problems">
+                <thead>
+                  <tr>
+                    <th scope="col">Line</th>
+                    <th scope="col">Problem</th>
+                    <th scope="col">What</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {plan.problems.map((p) => (
+                    <tr key={`${p.line}-${p.code}-${p.url ?? ""}`} data-severity={p.severity}>
+                      <td className="num">{p.line}</td>
+                      <td>
+                        <span className={p.severity === "error" ? styles.refused : styles.sub}>
+                          {p.code}
+                        </span>
+                      </td>
+                      <td className={styles.sub}>{p.message}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
           ) : null}
           {applied ? (
             <p className={styles.message} role="status">
