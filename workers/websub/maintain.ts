@@ -1,8 +1,9 @@
 import type { Database } from "@/lib/db";
 import { logger } from "@/lib/logger";
 import { FetchError } from "@/workers/fetcher/classify";
-import { httpGet } from "@/workers/fetcher/httpGet";
 import type { AddressPolicy } from "@/workers/fetcher/resolveChecked";
+import { robotsRefusal } from "@/workers/fetcher/robots";
+import { fetcherDeps, guardedGet } from "@/workers/fetcher/settle";
 import { type Advertised, discoverHub } from "./discover";
 import { type HubAnswer, type HubRequest, sendHubRequest } from "./hubRequest";
 import { callbackUrl, newSecret, newToken } from "./subscriptions";
@@ -65,7 +66,7 @@ export async function maintainSubscriptions(
     unsubscribed: 0,
     failed: 0,
   };
-  const discover = options.discover ?? discoverByFetching;
+  const discover = options.discover ?? ((feed: FeedToCheck) => discoverByFetching(db, feed));
   const askHub = options.askHub ?? sendHubRequest;
 
   // Requests the hub never verified: failed (subscribe) or given up (unsubscribe; the lease
@@ -296,17 +297,24 @@ async function upsert(
 
 /**
  * Discovery's own GET of the feed: once per feed when first seen, then once a day while it has
- * no hub. Through the fetcher's guarded GET (SSRF on the resolved address, pinned socket,
- * timeouts, size cap); the Link headers and the body are read for the hub.
+ * no hub. As politely as a poll: robots.txt first (cached per origin, as polls use it), then the
+ * fetcher's guarded GET (SSRF on the resolved address and every redirect, pinned socket, the
+ * host's rate budget shared with the polls, timeouts, a size cap); the Link headers and the body
+ * are read for the hub.
  */
-async function discoverByFetching(feed: FeedToCheck): Promise<Advertised> {
-  const res = await httpGet(feed.url, {
-    allowPrivate: feed.allowPrivate,
-    headers: {
-      accept:
-        "application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, */*;q=0.1",
-    },
-    limits: { totalTimeoutMs: 15_000 },
+async function discoverByFetching(db: Database, feed: FeedToCheck): Promise<Advertised> {
+  const get = guardedGet(
+    { id: feed.id, url: feed.url, allowPrivate: feed.allowPrivate },
+    { limits: { totalTimeoutMs: 15_000 } },
+    fetcherDeps({}),
+  );
+  const refused = await robotsRefusal(db, feed.url, (url, maxBytes) =>
+    get(url, { accept: "text/plain, */*;q=0.5" }, maxBytes),
+  );
+  if (refused) throw new FetchError(refused.code, refused.message);
+  const res = await get(feed.url, {
+    accept:
+      "application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, */*;q=0.1",
   });
   if (res.status < 200 || res.status >= 300) {
     throw new FetchError("http_4xx", `${feed.url} answered ${res.status}`);
