@@ -59,6 +59,22 @@ test("throughput, retries, the time range and pause/resume of a queue", async ({
     .map((e) => e.action);
   expect(mine).toEqual(["queues.resume", "queues.pause"]);
 
+  // On the Audit page the target reads as a key and its value, not as JSON.
+  await page.goto("/audit");
+  const pauseRow = page
+    .getByRole("table", { name: "Audit log" })
+    .locator("tbody tr", { hasText: "queues.pause" })
+    .first();
+  await expect(pauseRow.locator("dt", { hasText: /^queue$/ })).toBeVisible();
+  await expect(pauseRow.locator("dd", { hasText: new RegExp(`^${queue}$`) })).toBeVisible();
+  await expect(pauseRow).not.toContainText("{");
+  await page.screenshot({ path: `${SHOTS}/audit-1440.png`, fullPage: true });
+  await testInfo.attach("audit-1440", {
+    path: `${SHOTS}/audit-1440.png`,
+    contentType: "image/png",
+  });
+
+  await page.goto("/queues");
   await page.setViewportSize({ width: 390, height: 844 });
   await page.reload();
   await expect(page.getByRole("heading", { name: "Throughput" })).toBeVisible({ timeout: 30_000 });
