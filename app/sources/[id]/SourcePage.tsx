@@ -121,7 +121,7 @@ export function SourcePage({ id }: { id: string }) {
       <h2>Fetching</h2>
       <div className={styles.charts}>
         <section className={styles.panel}>
-          <h3>Fetch attempts per 5 minutes, last hour (blue 200, red errors, green 304)</h3>
+          <h3>Fetch attempts per 5 minutes, last hour</h3>
           <TimeSeriesChart
             data={s.series.map((p) => ({
               t: p.t,
