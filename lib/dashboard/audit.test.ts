@@ -17,6 +17,8 @@ describe("KNOWN_AUDIT_ACTIONS (the Audit page's action filter)", () => {
       "dedup.thresholds",
       "dedup.rerun_dry_run",
       "dedup.rerun_apply",
+      "queues.pause",
+      "queues.resume",
     ];
     expect([...KNOWN_AUDIT_ACTIONS].sort()).toEqual([...new Set(written)].sort());
     expect(KNOWN_AUDIT_ACTIONS).toContain("sources.fetch_now");

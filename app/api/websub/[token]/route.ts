@@ -1,5 +1,5 @@
 import { readBodyBytes } from "@/lib/api/body";
-import { json } from "@/lib/api/respond";
+import { apiError, json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db";
 import { PUSH_MAX_BYTES, receivePush } from "@/workers/websub/receivePush";
 import { verifyIntent } from "@/workers/websub/verifyIntent";
@@ -19,12 +19,30 @@ const TOKEN = /^[A-Za-z0-9_-]{43}$/;
  */
 export async function GET(request: Request, { params }: Params): Promise<Response> {
   const { token } = await params;
-  if (!TOKEN.test(token)) return new Response(null, { status: 404 });
-  const answer = await verifyIntent(await getDb(), token, new URL(request.url).searchParams);
-  return new Response(answer.status === 200 ? answer.body : null, {
-    status: answer.status,
+  const answer = TOKEN.test(token)
+    ? await verifyIntent(await getDb(), token, new URL(request.url).searchParams)
+    : null;
+  if (answer?.status !== 200) {
+    return apiError(404, "not_found", "no subscription is waiting for this verification");
+  }
+  return new Response(answer.body, {
+    status: 200,
     headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" },
   });
+}
+
+/**
+ * A push's answer: its outcome, and on a refusal the API's error shape too ({error: {code,
+ * message}}), which every non-2xx answer of this app carries.
+ */
+function pushAnswer(
+  status: number,
+  body: { outcome: string; reason?: string; message: string },
+  headers: Record<string, string> = {},
+): Response {
+  const error =
+    status >= 400 ? { error: { code: body.reason ?? body.outcome, message: body.message } } : {};
+  return json({ ...body, ...error }, { status, headers });
 }
 
 /**
@@ -38,31 +56,30 @@ export async function POST(request: Request, { params }: Params): Promise<Respon
   const read = await readBodyBytes(request, { limit: PUSH_MAX_BYTES });
   if (!read.ok) return read.response;
   if (!TOKEN.test(token)) {
-    return json(
-      {
-        outcome: "rejected",
-        reason: "unknown_callback",
-        message: "no subscription at this callback",
-      },
-      { status: 404 },
-    );
+    return pushAnswer(404, {
+      outcome: "rejected",
+      reason: "unknown_callback",
+      message: "no subscription at this callback",
+    });
   }
   let db: Awaited<ReturnType<typeof getDb>>;
   try {
     db = await getDb();
   } catch {
-    return json(
+    return pushAnswer(
+      503,
       {
         outcome: "failed",
         reason: "not_written",
         message: "the database is unavailable; retry later",
       },
-      { status: 503, headers: { "retry-after": "5" } },
+      { "retry-after": "5" },
     );
   }
   const answer = await receivePush(db, token, { headers: request.headers, body: read.value });
-  return json(answer.body, {
-    status: answer.status,
-    headers: answer.status === 503 ? { "retry-after": "5" } : {},
-  });
+  return pushAnswer(
+    answer.status,
+    answer.body,
+    answer.status === 503 ? { "retry-after": "5" } : {},
+  );
 }
