@@ -280,6 +280,12 @@ async function scan(
   hooks: RunHooks | undefined,
 ): Promise<void> {
   let cursor: { at: Date; key: string } | null = null;
+  // The items the run counted as its total: those in the window at the run's start, not the ones
+  // ingestion adds while it runs (they were judged by the line under the current thresholds, and
+  // scanning them made a run report 240 of 238 items).
+  const [run] = await db.prisma.$queryRaw<{ started_at: Date }[]>`
+    SELECT started_at FROM dedup_runs WHERE id = ${runId}`;
+  const startedAt = run?.started_at ?? new Date();
   for (;;) {
     const rows: ScanRow[] = await db.prisma.$queryRaw<ScanRow[]>`
       SELECT d.entry_key, d.first_seen_at, d.url_key, d.content_key, d.simhash, d.cluster_id,
@@ -289,7 +295,9 @@ async function scan(
       FROM dedup_items d
       JOIN news n ON n.entry_key = d.entry_key AND n.deleted_at IS NULL
       LEFT JOIN dedup_links l ON l.entry_key = d.entry_key AND l.ended_at IS NULL
-      WHERE d.live AND d.first_seen_at >= now() - make_interval(hours => ${thresholds.windowHours})
+      WHERE d.live
+        AND d.first_seen_at >= ${startedAt}::timestamptz - make_interval(hours => ${thresholds.windowHours})
+        AND d.first_seen_at <= ${startedAt}
         ${cursor ? Prisma.sql`AND (d.first_seen_at, d.entry_key) > (${cursor.at}, ${cursor.key})` : Prisma.empty}
       ORDER BY d.first_seen_at, d.entry_key
       LIMIT ${batch}`;
