@@ -87,7 +87,8 @@ async function parseFeedBody(
   }
 }
 
-function observation(
+/** A poll's observation of one feed entry (a WebSub push makes the same, workers/websub). */
+export function observation(
   sourceId: string,
   collector: string,
   e: SlicedRead["entries"][number],

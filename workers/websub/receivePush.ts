@@ -3,7 +3,8 @@ import type { Database } from "@/lib/db";
 import { logger } from "@/lib/logger";
 import { FeedParseError } from "@/workers/parser/parseFeed";
 import { readFeedInSlices, type SlicedRead } from "@/workers/parser/readFeedInSlices";
-import { type Delivery, type WriteOutcome, type Writer, writeBatch } from "@/workers/store";
+import { observation } from "@/workers/refreshFeed";
+import { type WriteOutcome, type Writer, writeBatch } from "@/workers/store";
 import { verifySignature } from "./signature";
 import { recordPush, recordRejectedPush, subscriptionByToken } from "./subscriptions";
 
@@ -89,7 +90,9 @@ export async function receivePush(
   const observedAt = new Date();
   let written: WriteOutcome[];
   try {
-    written = await write(feed.entries.map((e) => observation(sub.sourceId, e, observedAt)));
+    written = await write(
+      feed.entries.map((e) => observation(sub.sourceId, PUSH_COLLECTOR, e, observedAt)),
+    );
   } catch (err) {
     logger().error(
       { err, source: sub.sourceId },
@@ -107,31 +110,6 @@ export async function receivePush(
   return {
     status: 200,
     body: { outcome: "accepted", message: "written", entries: written.length, changed },
-  };
-}
-
-/** A poll's observation of one entry (refreshFeed's), under the push collector. */
-function observation(
-  sourceId: string,
-  e: SlicedRead["entries"][number],
-  observedAt: Date,
-): Delivery {
-  return {
-    kind: "observe",
-    input: {
-      sourceId,
-      collector: PUSH_COLLECTOR,
-      origin: "poll",
-      guid: e.guid,
-      atomId: e.atomId,
-      link: e.link,
-      title: e.title,
-      summary: e.summary,
-      category: e.categories[0],
-      publishedAt: e.published,
-      revision: e.updated,
-      observedAt,
-    },
   };
 }
 
