@@ -118,6 +118,16 @@ describe("parseFeed: formats in the wild", () => {
     expect(feed.entries[0]?.link).toBe("https://hrefonly.example.org/items/1");
   });
 
+  it("several RSS <link>s: the last that points to a page wins, as in gofeed and feedparser", () => {
+    const feed = parseFeed(wild("several-links.rss"));
+    expect(feed.feed.link).toBe("https://www.gazette.example.org/");
+    // an enclosure written as a link, and an empty link, point to no page and are passed over
+    expect(feed.entries.map((e) => e.link)).toEqual([
+      "https://www.gazette.example.org/2026/12/ferry-timetable",
+      "https://www.gazette.example.org/2026/12/harbour-lights",
+    ]);
+  });
+
   it("an RSS <link rel=self href> is not the page", () => {
     const feed = parseFeed(
       `<rss><channel><title>t</title><link rel="self" href="https://ex.com/feed"/><link>https://ex.com/</link></channel></rss>`,

@@ -92,18 +92,25 @@ function pageHref(link: XmlElement): string | undefined {
   return (link.attrs.rel?.trim() || "alternate") === "alternate" ? hrefOf(link) : undefined;
 }
 
+/**
+ * The page of a channel or item. RSS allows one <link>; of several, the last that points to a
+ * page wins, because gofeed, feedparser and miniflux each let a later <link> overwrite an
+ * earlier one, so that is the link publishers see in the readers built on them (rss-parser
+ * alone keeps the first). Empty links and non-page rels (self, enclosure) overwrite nothing.
+ */
 function pageLink(el: XmlElement): string | undefined {
+  let page: string | undefined;
   let atomLinks = false;
   for (const c of el.children) {
     if (typeof c === "string" || c.local !== "link") continue;
     if (RSS_PLAIN.includes(c.ns)) {
-      const url = linkText(c) ?? pageHref(c);
-      if (url) return url;
+      page = linkText(c) ?? pageHref(c) ?? page;
     } else if (c.ns === NS.atom10) {
       atomLinks = true;
     }
   }
-  return atomLinks ? alternateLink(childrenNamed(el, NS.atom10, "link")) : undefined;
+  if (page || !atomLinks) return page;
+  return alternateLink(childrenNamed(el, NS.atom10, "link"));
 }
 
 function itemLink(item: XmlElement, guid: XmlElement | undefined): string | undefined {
