@@ -5,6 +5,8 @@ import { archiveExpiredDeadLetters } from "./deadLetters/archiveExpired";
 export const LEASE_EVENTS_KEEP_DAYS = 3;
 /** Claims per queue and minute, for the dashboard's week: 10,080 rows a week per queue. */
 export const CLAIM_STATS_KEEP_DAYS = 7;
+/** Depth per queue and minute (depthSample.ts), as long as claims: the dashboard's week. */
+export const DEPTH_SAMPLES_KEEP_DAYS = 7;
 /** Failures of jobs that since succeeded; a dead letter's own history is kept with it. */
 export const FAILURES_KEEP_DAYS = 30;
 
@@ -13,9 +15,9 @@ export const STORY_EVENTS_KEEP_DAYS = 45;
 
 /**
  * The queue's periodic upkeep, run by every worker process now and then (each statement is
- * idempotent, so overlapping runs are harmless): dead letters past their TTL are archived, old
- * lease events and claim stats, the failure history of jobs that no longer exist, and story
- * events past any retry or catch-up are trimmed.
+ * idempotent, so overlapping runs are harmless): dead letters past their TTL are archived; old
+ * lease events, claim stats and depth samples, the failure history of jobs that no longer exist,
+ * and story events past any retry or catch-up are trimmed.
  */
 export async function housekeeping(
   db: Database,
@@ -24,6 +26,7 @@ export async function housekeeping(
   archived: number;
   leaseEvents: number;
   claimStats: number;
+  depthSamples: number;
   failures: number;
   storyEvents: number;
 }> {
@@ -33,6 +36,9 @@ export async function housekeeping(
   const claimStats = await db.prisma.$executeRaw`
     DELETE FROM queue_claim_stats
     WHERE minute < now() - make_interval(days => ${CLAIM_STATS_KEEP_DAYS})`;
+  const depthSamples = await db.prisma.$executeRaw`
+    DELETE FROM queue_depth_samples
+    WHERE minute < now() - make_interval(days => ${DEPTH_SAMPLES_KEEP_DAYS})`;
   const failures = await db.prisma.$executeRaw`
     DELETE FROM job_failures f
     WHERE f.failed_at < now() - make_interval(days => ${FAILURES_KEEP_DAYS})
@@ -40,5 +46,5 @@ export async function housekeeping(
   const storyEvents = await db.prisma.$executeRaw`
     DELETE FROM story_events
     WHERE published_at < now() - make_interval(days => ${STORY_EVENTS_KEEP_DAYS})`;
-  return { archived, leaseEvents, claimStats, failures, storyEvents };
+  return { archived, leaseEvents, claimStats, depthSamples, failures, storyEvents };
 }

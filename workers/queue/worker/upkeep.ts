@@ -1,4 +1,5 @@
 import { emit } from "@/lib/events";
+import { sampleQueueDepth } from "../depthSample";
 import { housekeeping } from "../housekeeping";
 import { defaultJobRetryPolicy } from "../retryPolicy";
 import { sweep } from "../sweep";
@@ -9,7 +10,9 @@ import type { QueueOptions } from "./types";
 /**
  * Returns this process's queues' expired leases, each queue with its own retry policy (the
  * workers serving a queue are the ones that sweep it). What came back is due at once: its
- * queue is woken rather than left to its next poll.
+ * queue is woken rather than left to its next poll. Then samples the queues' depth for the
+ * minute, once per queue and minute across every process (../depthSample.ts): a sweep every
+ * 5 s gives each minute a dozen chances, so a tick lost to a database hiccup leaves no gap.
  */
 export function sweeper(
   ctx: WorkerContext,
@@ -35,6 +38,11 @@ export function sweeper(
       } catch (err) {
         ctx.noteError(err, "sweep");
       }
+    }
+    try {
+      await sampleQueueDepth(ctx.db, Object.keys(queues));
+    } catch (err) {
+      ctx.noteError(err, "depth sample");
     }
   });
 }
