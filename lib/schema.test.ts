@@ -39,6 +39,7 @@ describe("the migrated database matches prisma/schema.prisma", () => {
       pollIntervalSeconds: 60,
       collectors: ["A", "B"],
       configOrigin: "file",
+      folder: "News/Tech",
       tickers: [],
       storyMode: null,
       webhookSecrets: [],
@@ -56,6 +57,12 @@ describe("the migrated database matches prisma/schema.prisma", () => {
     await expect(
       db.prisma.source.create({ data: { id: "bad", name: "x", kind: "carrier-pigeon" } }),
     ).rejects.toThrow();
+    // A folder is 1 to 200 characters, or none (sources_folder_check).
+    for (const folder of ["", "x".repeat(201)]) {
+      await expect(
+        db.prisma.source.create({ data: { id: "bad", name: "x", kind: "feed", folder } }),
+      ).rejects.toThrow();
+    }
   });
 
   it("news", async () => {

@@ -1,13 +1,15 @@
 import { access, readFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
+import { folderProblem } from "./opml/folder";
 
 /**
  * wirewatch.config.json: the sources an operator configures in a file (the dashboard can add
  * more). Validated with zod; a bad file stops start-up with the path of the bad field.
  *
  *   { "sources": [ { "id": "reuters-world", "name": "Reuters World", "kind": "feed",
- *                    "url": "https://…/rss", "pollIntervalSeconds": 120, "collectors": ["A"] } ] }
+ *                    "url": "https://…/rss", "pollIntervalSeconds": 120, "collectors": ["A"],
+ *                    "folder": "News/World" } ] }
  */
 
 const sourceId = z
@@ -33,6 +35,14 @@ export const sourceSchema = z
     /** Lets this source reach loopback/private addresses (a local simulator, an intranet feed). */
     allowPrivate: z.boolean().default(false),
     enabled: z.boolean().default(true),
+    /** The folder it is filed in, "/" between nested names ("News/Tech"); absent: at the top. */
+    folder: z
+      .string()
+      .superRefine((path, ctx) => {
+        const problem = folderProblem(path);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      })
+      .optional(),
     pollIntervalSeconds: z.number().int().min(5).max(86_400).default(300),
     collectors: z
       .array(z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, "must be a short name like A or B"))

@@ -30,6 +30,9 @@ export async function syncSources(
         observes: null as string | null,
         allowPrivate: s.allowPrivate,
         enabled: s.enabled,
+        render: s.kind === "page" ? (s.render ?? "http") : "http",
+        // The file is the truth for its sources: no folder there is the top, not "keep the old".
+        folder: s.folder ?? null,
         pollIntervalSeconds: s.pollIntervalSeconds,
         collectors: s.collectors,
         tickers: s.tickers ?? [],
