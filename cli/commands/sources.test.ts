@@ -166,9 +166,17 @@ describe("npm run -s cli -- sources", () => {
       errors: 0,
       notices: 0,
     });
-    const pairs = (rows: { name: string; url: string | null }[]) =>
-      rows.map((s) => `${s.name} | ${s.url}`).sort();
+    // Folders too: NewsBlur's nested Science/Space, Feedly's Bangla one, a file source at the top.
+    const pairs = (rows: { name: string; url: string | null; folder: string | null }[]) =>
+      rows.map((s) => `${s.name} | ${s.url} | ${s.folder ?? "(top)"}`).sort();
     expect(pairs(await sourceRows(fresh))).toEqual(pairs(feeds));
+    expect(pairs(feeds)).toEqual(
+      expect.arrayContaining([
+        "NASA Breaking News | https://www.nasa.gov/rss/dyn/breaking_news.rss | Science/Space",
+        "প্রথম আলো | https://www.prothomalo.com/feed/ | বাংলা",
+        "The Verge | https://www.theverge.com/rss/index.xml | (top)",
+      ]),
+    );
 
     // And back into the database it came from, through stdin: all already there, exit 0.
     await writeFile(path.join(dir, "again.opml"), opml);

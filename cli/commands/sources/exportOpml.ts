@@ -5,7 +5,8 @@ import { exportSources } from "@/workers/sources/opml";
 import { UsageError } from "../../usage";
 
 export const usage = `sources export-opml             every feed source (file and dashboard, enabled or not) as
-        [--out FILE] [--title T]  OPML 2.0, to stdout unless --out; import-opml reads it back`;
+        [--out FILE] [--title T]  OPML 2.0, each in its folder as nested outlines, to stdout
+                                  unless --out; import-opml reads it back, folders included`;
 
 export async function run(args: string[]): Promise<number> {
   let values: { out?: string; title?: string };

@@ -21,9 +21,10 @@ export const usage = `sources import-opml FILE        add the feeds of an OPML f
                                   its line: duplicate (in the file, or already a source), invalid or
                                   non-http(s) URL, a URL blocked as SSRF (--allow-private lets
                                   loopback and private addresses in), an outline that is no feed,
-                                  malformed XML. --dry-run prints what would be added and skipped
-                                  and changes nothing. Folders and categories are reported, not
-                                  stored (sources have no folder yet). Audited as --actor (default
+                                  malformed XML, folders nested past 200 characters. --dry-run
+                                  prints what would be added and skipped and changes nothing. Each
+                                  feed is filed in the folder it sits in ("News/Tech"); OPML 2.0
+                                  categories are reported, not stored. Audited as --actor (default
                                   the OS user). Exit 0: no errors (duplicates are notices); 1: the
                                   file had errors, the good lines still imported unless --strict,
                                   which then imports nothing; 2: bad usage`;
@@ -87,8 +88,8 @@ function printHuman(report: ImportReport): void {
   // Stable sort: on one line (NewsBlur writes everything on one), the file's order is kept.
   for (const [, text] of lines.sort((a, b) => a[0] - b[0])) console.log(text);
 
-  if (report.added.some((s) => s.folder.length > 0 || s.categories.length > 0)) {
-    console.log("(folders and categories are reported only: sources have no folder yet)");
+  if (report.added.some((s) => s.categories.length > 0)) {
+    console.log("(categories are reported only: a source keeps its folder, not its categories)");
   }
   const { added, skipped, errors, notices } = report.counts;
   const tally = `skipped ${skipped} (${errors} error${errors === 1 ? "" : "s"}, ${notices} notice${notices === 1 ? "" : "s"})`;

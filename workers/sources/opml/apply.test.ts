@@ -203,3 +203,105 @@ describe("applyImport", () => {
     expect(new Set(again.problems.map((p) => p.code))).toEqual(new Set(["already_a_source"]));
   });
 });
+
+describe("folders through the database", () => {
+  const readers = [
+    "feedly.opml",
+    "inoreader.opml",
+    "miniflux.opml",
+    "newsblur.opml",
+    "freshrss.opml",
+  ];
+  const rows = (target: TestDatabase) =>
+    target.prisma.source.findMany({
+      select: { id: true, name: true, url: true, folder: true },
+      orderBy: { id: "asc" },
+    });
+  const empty = async (target: TestDatabase) => {
+    await target.prisma.source.deleteMany();
+  };
+
+  it.each(readers)(
+    "%s: import → export → import gives the same sources in the same folders",
+    async (name) => {
+      await Promise.all([empty(db), empty(other)]);
+      const { result } = await importText(db, fixture(name));
+      const first = await rows(db);
+      expect(first).toHaveLength(result.added.length);
+      // Stored as the file nests them: every imported feed that sat in a folder has its path.
+      expect(first.map((r) => r.folder)).toEqual(
+        first.map((r) => {
+          const planned = result.added.find((s) => s.id === r.id);
+          return planned?.folder.length ? planned.folder.join("/") : null;
+        }),
+      );
+      const { opml } = await exportSources(db);
+      const { plan } = await importText(other, opml);
+      expect(plan.problems, name).toEqual([]);
+      expect(await rows(other), name).toEqual(first);
+      // And back into where it came from: nothing added, nothing moved.
+      const again = planImport(parseOpml(opml), await existingSources(db));
+      expect(again.add).toEqual([]);
+      expect(await rows(db)).toEqual(first);
+    },
+  );
+
+  it("exports nested folders as nested outlines, and a folder name with a / as one outline", async () => {
+    await empty(db);
+    await db.prisma.source.createMany({
+      data: [
+        { id: "a", name: "A", kind: "feed", url: "https://a.example/rss", folder: "News/World" },
+        { id: "b", name: "B", kind: "feed", url: "https://b.example/rss", folder: "News" },
+        {
+          id: "c",
+          name: "C",
+          kind: "feed",
+          url: "https://c.example/rss",
+          folder: "Science\\/Space",
+        },
+        { id: "d", name: "D", kind: "feed", url: "https://d.example/rss" },
+      ],
+    });
+    const { opml } = await exportSources(db, { dateCreated: new Date("2026-12-21T00:00:00Z") });
+    const body = opml.slice(opml.indexOf("<body>"));
+    expect(body).toBe(
+      [
+        "<body>",
+        '    <outline type="rss" text="D" title="D" xmlUrl="https://d.example/rss"/>',
+        '    <outline text="News" title="News">',
+        '      <outline type="rss" text="B" title="B" xmlUrl="https://b.example/rss"/>',
+        '      <outline text="World" title="World">',
+        '        <outline type="rss" text="A" title="A" xmlUrl="https://a.example/rss"/>',
+        "      </outline>",
+        "    </outline>",
+        '    <outline text="Science/Space" title="Science/Space">',
+        '      <outline type="rss" text="C" title="C" xmlUrl="https://c.example/rss"/>',
+        "    </outline>",
+        "  </body>",
+        "</opml>",
+        "",
+      ].join("\n"),
+    );
+    expect(parseOpml(opml).feeds.map((f) => [f.title, f.folder])).toEqual([
+      ["D", []],
+      ["B", ["News"]],
+      ["A", ["News", "World"]],
+      ["C", ["Science/Space"]],
+    ]);
+  });
+
+  it("a sources-file source is at the top unless the file names a folder, and follows the file", async () => {
+    await empty(db);
+    const [verge] = fileSources;
+    if (!verge) throw new Error("the file has a feed");
+    await syncSources(db, [verge]);
+    expect((await rows(db))[0]?.folder).toBeNull();
+    await syncSources(db, [{ ...verge, folder: "Tech/Gadgets" }]);
+    expect((await rows(db))[0]?.folder).toBe("Tech/Gadgets");
+    const { opml } = await exportSources(db);
+    expect(parseOpml(opml).feeds[0]?.folder).toEqual(["Tech", "Gadgets"]);
+    // The folder taken out of the file: back to the top, as the file now says.
+    await syncSources(db, [verge]);
+    expect((await rows(db))[0]?.folder).toBeNull();
+  });
+});

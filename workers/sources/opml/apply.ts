@@ -19,8 +19,9 @@ export interface ApplyResult {
 }
 
 /**
- * Adds the plan's sources as dashboard sources (config_origin 'dashboard'), with their
- * source_state rows and one admin_audit row, in one statement: all of it commits or none.
+ * Adds the plan's sources as dashboard sources (config_origin 'dashboard'), filed in the folder
+ * the file had them in, with their source_state rows and one admin_audit row, in one statement:
+ * all of it commits or none.
  *
  * It only ever inserts, so a source from the sources file (or any other) is never changed: an
  * id already taken is skipped by ON CONFLICT DO NOTHING, and a URL already present is skipped by
@@ -43,18 +44,19 @@ export async function applyImport(
     enabled: s.config.enabled,
     poll_interval_seconds: s.config.pollIntervalSeconds,
     collectors: s.config.collectors,
+    folder: s.config.folder ?? null,
   }));
   const [row] = await db.prisma.$queryRaw<{ inserted: string[] | null; audit_id: string }[]>`
     WITH planned AS (
       SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS p(
         id text, name text, url text, allow_private boolean, enabled boolean,
-        poll_interval_seconds int, collectors jsonb)
+        poll_interval_seconds int, collectors jsonb, folder text)
     ),
     inserted AS (
       INSERT INTO sources (id, name, kind, url, allow_private, enabled, poll_interval_seconds,
-                           collectors, config_origin, updated_at)
+                           collectors, folder, config_origin, updated_at)
       SELECT p.id, p.name, 'feed', p.url, p.allow_private, p.enabled, p.poll_interval_seconds,
-             ARRAY(SELECT jsonb_array_elements_text(p.collectors)), 'dashboard', now()
+             ARRAY(SELECT jsonb_array_elements_text(p.collectors)), p.folder, 'dashboard', now()
       FROM planned p
       WHERE NOT EXISTS (SELECT 1 FROM sources s WHERE s.url = p.url)
       ON CONFLICT (id) DO NOTHING

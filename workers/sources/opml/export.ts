@@ -1,5 +1,6 @@
 import { XMLBuilder } from "fast-xml-parser";
 import type { Database } from "@/lib/db";
+import { folderNames } from "./folder";
 
 /**
  * Sources as OPML 2.0 (http://opml.org/spec2.opml), the way the readers write it: a folder is an
@@ -102,8 +103,9 @@ export function buildOpml(entries: OpmlExportEntry[], options: BuildOptions = {}
 }
 
 /**
- * Every feed source (file and dashboard, enabled or not) as OPML, by name. Sources have no
- * folder yet (prisma/schema.prisma), so they all sit at the top of the body.
+ * Every feed source (file and dashboard, enabled or not) as OPML, by name, each in its folder
+ * (sources.folder "News/Tech" → an outline "News" holding "Tech"); sources without one at the top
+ * of the body. parseOpml and planImport read the same folders back.
  */
 export async function exportSources(
   db: Database,
@@ -111,9 +113,13 @@ export async function exportSources(
 ): Promise<{ opml: string; count: number }> {
   const sources = await db.prisma.source.findMany({
     where: { kind: "feed", url: { not: null } },
-    select: { name: true, url: true },
+    select: { name: true, url: true, folder: true },
     orderBy: [{ name: "asc" }, { id: "asc" }],
   });
-  const entries = sources.map((s) => ({ title: s.name, xmlUrl: s.url as string }));
+  const entries = sources.map((s) => ({
+    title: s.name,
+    xmlUrl: s.url as string,
+    folder: folderNames(s.folder),
+  }));
   return { opml: buildOpml(entries, options), count: entries.length };
 }

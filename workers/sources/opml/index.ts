@@ -2,6 +2,7 @@
 // apply (the database); export reads the sources and writes OPML 2.0. See README.md.
 export { type ApplyResult, applyImport, existingSources } from "./apply";
 export { buildOpml, exportSources, type OpmlExportEntry } from "./export";
+export { folderNames, folderPath, folderProblem, MAX_FOLDER_LENGTH } from "./folder";
 export { type OpmlDocument, type OpmlFeed, parseOpml } from "./parse";
 export {
   type ExistingSource,

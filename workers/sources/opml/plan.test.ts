@@ -53,8 +53,49 @@ describe("planImport", () => {
       enabled: true,
       pollIntervalSeconds: 300,
       collectors: ["A"],
+      folder: "World",
     });
     expect(s?.folder).toEqual(["World"]);
+  });
+
+  it("files each feed in the folder path of its enclosing outlines, none at the top", () => {
+    const folders = (name: string) =>
+      planImport(fixture(name), []).add.map((s) => [s.name, s.config.folder ?? null]);
+    expect(folders("newsblur.opml")).toEqual([
+      ["Daring Fireball", null],
+      ["Quanta Magazine", "Science"],
+      ["NASA Breaking News", "Science/Space"],
+      ["কালের কণ্ঠ", "বাংলা"],
+    ]);
+    // Feedly files a feed under every folder it is in: the first one counts.
+    expect(folders("feedly.opml")).toContainEqual(["The Verge - All Posts", "Tech"]);
+  });
+
+  it('refuses, by line, a feed whose folders make a path past 200 characters; keeps a "/" in a name', () => {
+    const deep = Array.from({ length: 14 }, (_, i) => `Folder number ${i + 1}`);
+    const open = deep.map((n) => `<outline text="${n}">`).join("");
+    const close = "</outline>".repeat(deep.length);
+    const doc = parseOpml(
+      `<opml version="2.0"><body>\n${open}\n<outline text="Deep" xmlUrl="https://deep.example/rss"/>\n${close}\n` +
+        '<outline text="Science/Space"><outline text="Slash" xmlUrl="https://slash.example/rss"/></outline>\n' +
+        "</body></opml>",
+    );
+    const plan = planImport(doc, []);
+    expect(plan.problems).toEqual([
+      expect.objectContaining({
+        line: 3,
+        code: "invalid_folder",
+        severity: "error",
+        url: "https://deep.example/rss",
+        message: expect.stringMatching(
+          /^https:\/\/deep\.example\/rss: the folder path it is in is 2\d\d characters long \(at most 200/,
+        ),
+      }),
+    ]);
+    expect(plan.errors).toBe(1);
+    expect(plan.add.map((s) => [s.name, s.folder, s.config.folder])).toEqual([
+      ["Slash", ["Science/Space"], "Science\\/Space"],
+    ]);
   });
 
   it("skips what is already a source, whatever its origin, by the canonical URL", () => {

@@ -3,6 +3,7 @@ import { canonicalizeUrl } from "@/lib/canonical";
 import { textProblem } from "@/lib/validation";
 import { blockedAddressReason, blockedHostnameReason, ipLiteral } from "@/workers/fetcher/ssrf";
 import { type SourceConfig, sourceSchema } from "@/workers/sources/sourcesFile";
+import { folderPath, folderProblem } from "./folder";
 import type { OpmlDocument, OpmlFeed } from "./parse";
 import { byLine, type OpmlProblem, problem } from "./problems";
 
@@ -25,8 +26,9 @@ export interface PlannedSource {
   name: string;
   /** The URL as the WHATWG parser writes it (host lower-cased, default port dropped). */
   url: string;
-  /** Reported only: sources have no folder column yet (prisma/schema.prisma's Source). */
+  /** The folders it is nested in, outermost first; stored as `config.folder` ("News/Tech"). */
   folder: string[];
+  /** OPML 2.0's category attribute: reported, not stored. */
   categories: string[];
   /** The source row's settings: the sources file's defaults for a feed (sourceSchema). */
   config: SourceConfig;
@@ -201,6 +203,18 @@ export function planImport(
       );
       break;
     }
+    // The enclosing outlines are the folder; one too long to store is the file's mistake, said
+    // by line, rather than a feed filed somewhere it was not.
+    const folder = folderPath(feed.folder);
+    const badFolder = folder === null ? null : folderProblem(folder);
+    if (badFolder) {
+      problems.push(
+        problem(feed.line, "invalid_folder", `${url.href}: the folder path it is in ${badFolder}`, {
+          url: feed.xmlUrl,
+        }),
+      );
+      continue;
+    }
     // The sources file's own schema gives the defaults (poll every 300 s, collector A, enabled)
     // and has the last word on what a source may be.
     const parsed = sourceSchema.safeParse({
@@ -209,6 +223,7 @@ export function planImport(
       kind: "feed",
       url: url.href,
       allowPrivate,
+      ...(folder === null ? {} : { folder }),
     });
     if (!parsed.success) {
       const issue = parsed.error.issues[0];

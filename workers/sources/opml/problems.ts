@@ -23,6 +23,8 @@ export const OPML_PROBLEM_SEVERITY = {
   unsupported_scheme: "error",
   /** xmlUrl names this machine, a private or link-local address, or a metadata service. */
   blocked_ssrf: "error",
+  /** The folders it is nested in make a path too long to store (over 200 characters). */
+  invalid_folder: "error",
   /** The same feed earlier in the file (often the same feed in a second folder). */
   duplicate_in_file: "notice",
   /** The feed is already a source (from the sources file or added in the dashboard). */
