@@ -28,6 +28,8 @@ const nextConfig: NextConfig = {
     "@prisma/client",
     "pg",
     "pino",
+    // Drives the system Chromium for pages rendered in a browser (workers/fetcher/browser.ts).
+    "playwright-core",
   ],
   async headers() {
     return [

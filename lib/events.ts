@@ -26,6 +26,11 @@ export interface EventMap {
     bytes: number;
     durationSeconds: number;
   };
+  /**
+   * One look at a page source (workers/refreshPage.ts): read as served ("http") or rendered in
+   * headless Chromium ("browser"), its CPU time, and how many of its requests were refused.
+   */
+  "page:looked": { source: string; mode: "http" | "browser"; cpuSeconds: number; blocked: number };
   /** A feed document held more entries than FEED_MAX_ENTRIES; `count` were left out. */
   "feed:capped": { source: string; count: number };
   /** A producer had to wait for room in a bounded buffer (backpressure). */

@@ -18,6 +18,7 @@ import {
   SimError,
   type SimStory,
 } from "./newsroom";
+import type { LoggedRequest } from "./requestLog";
 import type { SimSource, SourceRoute } from "./sources";
 import { handleStoriesControl, type StoriesControl } from "./stories/service";
 import type { Truth } from "./truth";
@@ -53,6 +54,11 @@ export interface SimControl {
    * link as served), with its story id and how it was made (truth.ts).
    */
   truth(): Truth;
+  /**
+   * Requests the simulator received (the control API's own left out), oldest first, the last
+   * 10,000: what a politeness check reads. GET /_control/requests?since=<epoch ms>&path=<prefix>.
+   */
+  requests(options?: { sinceMs?: number; pathPrefix?: string }): LoggedRequest[];
 }
 
 export function createControl(deps: {
@@ -68,6 +74,7 @@ export function createControl(deps: {
   /** The story API's source, which has no outlet and so no route. */
   storySource: SimSource;
   truth: () => Truth;
+  requests: SimControl["requests"];
 }): SimControl {
   const { newsroom, faults, routes } = deps;
   const route = (sourceId: string) => {
@@ -114,6 +121,7 @@ export function createControl(deps: {
       return deps.now();
     },
     connections: deps.connections,
+    requests: deps.requests,
     truth: () => {
       deps.settle();
       return deps.truth();
@@ -229,6 +237,13 @@ export async function handleControl(
   }
   if (parts.length === 1 && method === "GET" && what === "connections") {
     return reply({ connections: control.connections() });
+  }
+  if (parts.length === 1 && method === "GET" && what === "requests") {
+    const since = Number(url.searchParams.get("since") ?? 0);
+    const pathPrefix = url.searchParams.get("path") ?? undefined;
+    return reply({
+      requests: control.requests({ sinceMs: Number.isFinite(since) ? since : 0, pathPrefix }),
+    });
   }
   if (parts.length === 1 && method === "GET" && what === "truth") {
     return reply(control.truth());

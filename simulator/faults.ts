@@ -35,6 +35,11 @@ export const faultSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("stall") }),
   /** No news: the stream sends keepalives only. */
   z.object({ kind: z.literal("quiet") }),
+  /**
+   * A scripted page whose script also asks for a loopback address, a cloud metadata address and
+   * an intranet name, as a compromised third-party script would.
+   */
+  z.object({ kind: z.literal("hostile-script") }),
   /** Story API: answer from the state at request start, `ms` later (a read racing a change). */
   z.object({ kind: z.literal("stale-reads"), ms: z.number().int().min(0).max(600_000) }),
   /** Embeddings and chat: 500 Internal Server Error. */
@@ -61,6 +66,7 @@ const EMBEDDINGS_ONLY: FaultKind[] = ["wrong-dims"];
 const CHAT_ONLY: FaultKind[] = ["schema"];
 const STREAM_ONLY: FaultKind[] = ["stall", "quiet"];
 const STORY_API_ONLY: FaultKind[] = ["stale-reads"];
+const PAGE_ONLY: FaultKind[] = ["hostile-script"];
 
 export interface FaultListing {
   sourceId: string;
@@ -119,6 +125,11 @@ export class FaultTable {
     if (STREAM_ONLY.includes(fault.kind) && sourceKind !== "stream") {
       throw new SimError(
         `"${fault.kind}" applies to streams; ${sourceId} is ${kindName(sourceKind)}`,
+      );
+    }
+    if (PAGE_ONLY.includes(fault.kind) && sourceKind !== "page") {
+      throw new SimError(
+        `"${fault.kind}" applies to pages; ${sourceId} is ${kindName(sourceKind)}`,
       );
     }
     if (STORY_API_ONLY.includes(fault.kind) && sourceKind !== "story-api") {

@@ -16,8 +16,9 @@ import { Newsroom, SimError } from "./newsroom";
 import { DEFAULT_OUTLETS, type Outlet } from "./outlets";
 import { Random } from "./random";
 import { FEED_CONTENT_TYPE, malform, renderFeed } from "./render/feeds";
-import { renderPage, renderStory } from "./render/page";
+import { renderPage, renderScriptedPage, renderStory } from "./render/page";
 import { rfc822 } from "./render/xml";
+import { RequestLog } from "./requestLog";
 import { Scheduler } from "./scheduler";
 import { type SimSource, type SourceRoute, sourceRoutes } from "./sources";
 import type { StoryDesk } from "./stories/desk";
@@ -33,6 +34,7 @@ export type { Fault, FaultInput, FaultKind, FaultListing } from "./faults";
 export type { EditInput, PageHeadline, PublishInput, SimStory, StreamEvent } from "./newsroom";
 export type { Outlet } from "./outlets";
 export type { RepublishKind } from "./republish";
+export type { LoggedRequest } from "./requestLog";
 export type { SimSource } from "./sources";
 export type { DeskEvent, DeskSnapshot, Story as DeskStory } from "./stories/desk";
 export type { StoriesControl, StoryOptions } from "./stories/service";
@@ -120,6 +122,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const scheduler = new Scheduler(start - (options.backlogMs ?? 20 * 60_000));
   const faults = new FaultTable();
   const routes = sourceRoutes(outlets, url);
+  const requestLog = new RequestLog();
   const newsroom = new Newsroom({
     random: new Random(options.seed ?? 1),
     scheduler,
@@ -210,6 +213,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     stories: stories.control,
     storySource: stories.source,
     truth: () => truth(newsroom, outlets, scheduler.now),
+    requests: (options) => requestLog.list(options),
   });
 
   const findStory = storyFinder(newsroom, outlets);
@@ -222,6 +226,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     hub,
     control,
     url,
+    port,
     now: () => scheduler.now,
     stopping: stopping.signal,
     desk: stories.desk,
@@ -231,6 +236,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     websub,
   };
   server.on("request", (req, res) => {
+    if (!req.url?.startsWith("/_control/")) {
+      requestLog.add({
+        at: Date.now(),
+        method: req.method ?? "GET",
+        host: req.headers.host ?? "",
+        path: req.url ?? "/",
+        userAgent: req.headers["user-agent"] ?? "",
+      });
+    }
     handle(app, req, res).catch((err: unknown) => {
       if (res.headersSent) return void res.destroy();
       const status = err instanceof SimError ? err.status : 500;
@@ -264,6 +278,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
 interface App {
   newsroom: Newsroom;
+  port: number;
   faults: FaultTable;
   routes: Map<string, SourceRoute>;
   hub: StreamHub;
@@ -336,6 +351,26 @@ async function serveSource(
 
   const kind = route.source.kind;
   if (kind === "feed" && rest === "feed.xml") return serveFeed(app, route, req, res);
+  if (kind === "page" && route.source.render === "browser") {
+    const items = app.newsroom.pageItems(route.outlet.id);
+    res.setHeader("cache-control", "no-cache");
+    if (rest === "headlines.json") {
+      const body = JSON.stringify(
+        items.map((s) => ({ title: s.title, link: s.link, language: s.language })),
+      );
+      return sendText(req, res, 200, "application/json; charset=utf-8", body);
+    }
+    if (rest === "" || rest === "index.html") {
+      const hostile = app.faults.has(id, "hostile-script") ? { port: app.port } : null;
+      return sendText(
+        req,
+        res,
+        200,
+        "text/html; charset=utf-8",
+        renderScriptedPage(route.outlet, hostile),
+      );
+    }
+  }
   if (kind === "page" && (rest === "" || rest === "index.html")) {
     const html = renderPage(route.outlet, app.newsroom.pageItems(route.outlet.id));
     res.setHeader("cache-control", "no-cache");

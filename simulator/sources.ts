@@ -12,6 +12,8 @@ export interface SimSource {
   backfillUrl?: string;
   /** A page observes its outlet's stream: the fallback observer of the same items (seed 000). */
   observes?: string;
+  /** A page whose headlines only its script puts there: read it in the browser. */
+  render?: "browser";
   allowPrivate: true;
   collectors: string[];
   pollIntervalSeconds?: number;
@@ -86,6 +88,24 @@ export function sourceRoutes(outlets: readonly Outlet[], base: string): Map<stri
         kind: "page",
         url: `${base}/s/${pageId}/`,
         ...(outlet.stream ? { observes: outlet.id } : {}),
+        allowPrivate: true,
+        collectors: ["A"],
+        pollIntervalSeconds: PAGE_POLL_S,
+      },
+    });
+    // The same front page built by a script from a JSON endpoint, as many sites now are: its
+    // HTML has no headlines, so only the browser fetch path finds them. Served for every
+    // outlet, listed for none (a test or an operator adds it).
+    const scriptedId = `${outlet.id}-js`;
+    add({
+      outlet,
+      listed: false,
+      source: {
+        id: scriptedId,
+        name: `${outlet.name} (scripted page)`,
+        kind: "page",
+        url: `${base}/s/${scriptedId}/`,
+        render: "browser",
         allowPrivate: true,
         collectors: ["A"],
         pollIntervalSeconds: PAGE_POLL_S,

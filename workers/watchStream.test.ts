@@ -57,6 +57,7 @@ async function streamSource(handler: http.RequestListener, url?: string) {
     pollIntervalSeconds: 60,
     backfillUrl: null,
     observes: null,
+    render: "http",
   };
   return source;
 }

@@ -52,3 +52,50 @@ ${body}
 </html>
 `;
 }
+
+/**
+ * The outlet's front page as a script-built site serves it: an empty list and a script that
+ * fills it from `headlines.json`. Its HTML names no headline, so a reader that does not run
+ * scripts finds none. `hostile` adds what a compromised third-party script does: requests for
+ * this machine, the cloud metadata service and an intranet name (each must be refused).
+ */
+export function renderScriptedPage(outlet: Outlet, hostile: { port: number } | null): string {
+  const lang = outlet.languages.length === 1 ? outlet.languages[0] : "en";
+  const probes = hostile
+    ? [
+        `http://127.0.0.1:${hostile.port === 1 ? 2 : 1}/admin`,
+        "http://169.254.169.254/latest/meta-data/iam/security-credentials/",
+        `http://localhost:${hostile.port}/_control/faults`,
+        "http://metadata.google.internal/computeMetadata/v1/",
+      ]
+    : [];
+  const probeScript = probes.map((u) => `fetch(${JSON.stringify(u)}).catch(() => {});`).join("\n");
+  return `<!doctype html>
+<html lang="${lang}">
+<head><meta charset="utf-8"><title>${esc(outlet.name)}</title></head>
+<body>
+<h1>${esc(outlet.name)}</h1>
+<ul class="headlines" id="headlines"><li>Loading…</li></ul>
+<script>
+fetch("headlines.json", { headers: { accept: "application/json" } })
+  .then((r) => r.json())
+  .then((items) => {
+    const list = document.getElementById("headlines");
+    list.textContent = "";
+    for (const item of items) {
+      const li = document.createElement("li");
+      li.lang = item.language;
+      const a = document.createElement("a");
+      a.className = "headline";
+      a.href = item.link;
+      a.textContent = item.title;
+      li.append(a);
+      list.append(li);
+    }
+  });
+${probeScript}
+</script>
+</body>
+</html>
+`;
+}

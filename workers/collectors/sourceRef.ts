@@ -8,6 +8,8 @@ export interface SourceRef {
   backfillUrl: string | null;
   /** For a page: the source whose items it shows; observations are written under it. */
   observes: string | null;
+  /** A page: read as served ("http") or rendered in headless Chromium first ("browser"). */
+  render: "http" | "browser";
 }
 
 /** A `sources` row as a collector sees it (a source without a URL has nothing to collect). */
@@ -19,6 +21,7 @@ export function toSourceRef(row: {
   pollIntervalSeconds: number;
   backfillUrl: string | null;
   observes: string | null;
+  render?: string;
 }): SourceRef | null {
   if (!row.url) return null;
   return {
@@ -29,5 +32,6 @@ export function toSourceRef(row: {
     pollIntervalSeconds: row.pollIntervalSeconds,
     backfillUrl: row.backfillUrl,
     observes: row.observes,
+    render: row.render === "browser" ? "browser" : "http",
   };
 }

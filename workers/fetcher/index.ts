@@ -24,6 +24,14 @@ import type {
   PendingPoll,
 } from "./types";
 
+export {
+  BrowserUnavailableError,
+  type Rendered,
+  type RenderLimits,
+  renderPage,
+  sharedBrowserPool,
+} from "./browser";
+export { browserAnswers } from "./browserRequests";
 export type { FetchCode } from "./classify";
 export { currentOutage } from "./outage";
 export { openStream } from "./stream";
@@ -73,7 +81,7 @@ export async function beginPoll(
 
   const get = guardedGet(source, options, deps);
   const record = attemptRecorder(db, source, collector);
-  const conditional = sendsValidators(state);
+  const conditional = options.validators !== false && sendsValidators(state);
   const accept = { accept: options.accept ?? FEED_ACCEPT };
   const robots =
     options.robots === false
@@ -111,7 +119,7 @@ export async function beginPoll(
     keepsValidators: true,
   });
   let caught = false;
-  if (sent.last.code === "ok" && !conditional && sent.last.res) {
+  if (sent.last.code === "ok" && !conditional && options.validators !== false && sent.last.res) {
     const oldValidators = { ...accept, ...validatorHeaders(state) };
     caught = await checkHonesty(db, source.id, state, sent.last.res.body, () =>
       get(source.url, oldValidators).then(

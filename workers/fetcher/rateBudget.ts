@@ -1,8 +1,10 @@
 /**
- * One token bucket per host, shared by every fetch path in the process (feeds, pages, backfill,
- * robots.txt, every redirect hop), so being polite to a site does not depend on which collector
- * asks. A caller that finds the bucket empty reserves the next token (the balance goes negative)
- * and waits for it, so waiting callers are served in arrival order and never burst together.
+ * One token bucket per host, shared by every fetch path in the process (feeds, pages, the
+ * browser's requests, backfill, robots.txt, every redirect hop), so being polite to a site does
+ * not depend on which collector asks. Callers for one host take turns in arrival order; each one
+ * takes a token only when the bucket, refilled up to the clock's actual now, has one, and sleeps
+ * until then otherwise. Tokens are never reserved ahead: a waiter that wakes late (a busy event
+ * loop) finds the bucket as it really is, so late waiters cannot go out together.
  */
 export interface RateBudgetOptions {
   /** 1 request/s per host: Google's default crawl rate ceiling for small sites is lower still. */
@@ -20,6 +22,8 @@ interface Bucket {
 
 export class RateBudget {
   private readonly buckets = new Map<string, Bucket>();
+  /** The last caller in line per host; absent when nobody waits. */
+  private readonly turns = new Map<string, Promise<void>>();
   private readonly rate: number;
   private readonly burst: number;
   private readonly now: () => number;
@@ -34,16 +38,36 @@ export class RateBudget {
 
   /** Waits until `host` may be sent one more request; returns the milliseconds waited. */
   async take(host: string): Promise<number> {
+    const before = this.turns.get(host);
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    this.turns.set(host, mine);
+    const started = this.now();
+    try {
+      await before;
+      for (;;) {
+        const bucket = this.refilled(host);
+        if (bucket.tokens >= 1) {
+          bucket.tokens -= 1;
+          return this.now() - started;
+        }
+        await this.sleep(((1 - bucket.tokens) / this.rate) * 1000);
+      }
+    } finally {
+      done();
+      if (this.turns.get(host) === mine) this.turns.delete(host);
+    }
+  }
+
+  private refilled(host: string): Bucket {
     const now = this.now();
     const bucket = this.buckets.get(host) ?? { tokens: this.burst, at: now };
     bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.rate);
     bucket.at = now;
-    bucket.tokens -= 1;
     this.buckets.set(host, bucket);
-    if (bucket.tokens >= 0) return 0;
-    const wait = (-bucket.tokens / this.rate) * 1000;
-    await this.sleep(wait);
-    return wait;
+    return bucket;
   }
 }
 

@@ -41,6 +41,11 @@ export interface FetchSourceOptions {
   /** Host names that may resolve to private addresses (see HttpGetOptions.allowPrivateHosts). */
   allowPrivateHosts?: readonly string[];
   accept?: string;
+  /**
+   * false: never a conditional GET (and so no honesty check). For a page rendered in the browser,
+   * whose headlines come from its scripts' requests: an unchanged HTML shell says nothing of them.
+   */
+  validators?: false;
 }
 
 /** What one request (a poll, a stream's connect, its history) fetched, before its verdict. */

@@ -32,6 +32,11 @@ export const sourceSchema = z
     backfillUrl: httpUrl.optional(),
     /** For a page: the source whose items it shows (its observations are written under it). */
     observes: sourceId.optional(),
+    /**
+     * A page: "http" reads its HTML as served; "browser" renders it in headless Chromium first,
+     * for sites whose headlines appear only after their scripts run.
+     */
+    render: z.enum(["http", "browser"]).optional(),
     /** Lets this source reach loopback/private addresses (a local simulator, an intranet feed). */
     allowPrivate: z.boolean().default(false),
     enabled: z.boolean().default(true),
@@ -68,6 +73,9 @@ export const sourceSchema = z
   })
   .strict()
   .superRefine((s, ctx) => {
+    if (s.render === "browser" && s.kind !== "page") {
+      ctx.addIssue({ code: "custom", path: ["render"], message: "only a page is rendered" });
+    }
     const storyOnly = ["tickers", "storyMode", "webhookSecrets"] as const;
     if (s.kind !== "story-api") {
       for (const key of storyOnly) {
