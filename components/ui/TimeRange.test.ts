@@ -1,6 +1,11 @@
-import { createElement } from "react";
-import { renderToStaticMarkup } from "react-dom/server";
+import { createElement, type ReactElement } from "react";
 import { beforeEach, describe, expect, it, vi } from "vitest";
+
+// react-dom ships no types here (no @types/react-dom): its one function used, typed by hand.
+const SERVER = "react-dom/server";
+const { renderToStaticMarkup } = (await import(SERVER)) as {
+  renderToStaticMarkup: (element: ReactElement) => string;
+};
 
 // The URL as Next.js hands it to client components; each test sets its own.
 const url = vi.hoisted(() => ({ search: "" }));
