@@ -3,34 +3,48 @@
 import Link from "next/link";
 import { BarsChart, type SeriesPoint, TimeSeriesChart } from "@/components/charts";
 import { useAdminSession } from "@/components/hooks/useAdminSession";
+import { type QueueDepthResponse, useQueueDepthQuery } from "@/components/hooks/useQueueDepth";
 import {
   type QueuesJson,
   type QueuesResponse,
   useQueueActionMutation,
   useQueuesQuery,
 } from "@/components/hooks/useQueues";
-import { TimeRangePicker, useTimeRange } from "@/components/ui/TimeRange";
+import { TimeRangePicker, useRangeHref, useTimeRange } from "@/components/ui/TimeRange";
+import { nearestHours, RANGE_LABELS, type TimeRange } from "@/components/ui/timeRanges";
 import { ms, relative, utc, when } from "@/lib/dashboard/format";
 import styles from "./queues.module.css";
 
+/** The windows /api/queues answers for (its claims, lease events and builds, up to a day). */
+const QUEUES_HOURS = [1, 6, 24];
+
 export function QueuesPage() {
-  const hours = useTimeRange();
+  const range = useTimeRange();
+  const hours = nearestHours(range, QUEUES_HOURS);
   const { data, error } = useQueuesQuery({ hours });
+  const depth = useQueueDepthQuery({ range });
   const q = data?.queues;
   return (
     <>
       <h1>Queues</h1>
       <p className="lede">
-        Jobs by stage and state, what went through each queue, the jobs waiting to retry, how long
-        due jobs waited to be claimed, leases in flight and what happened to them, and the workers.
-        Refreshed every 10 seconds.
+        Jobs by stage and state, what went through each queue, depth over time, the jobs waiting to
+        retry, how long due jobs waited to be claimed, leases in flight and what happened to them,
+        and the workers. Refreshed every 10 seconds.
       </p>
-      <TimeRangePicker />
+      <TimeRangePicker
+        note={
+          range === "7d"
+            ? "Depth over time covers the week; throughput, lag and leases the last 24 h."
+            : undefined
+        }
+      />
       {error ? <p className={styles.error}>Queues unavailable: {error.message}</p> : null}
       {q && data ? (
         <>
           <Body q={q} paused={data.paused} />
           <Throughput data={data} />
+          <Depth range={range} data={depth.data} error={depth.error} />
           <Retrying data={data} />
           <Leases q={q} />
         </>
@@ -39,6 +53,87 @@ export function QueuesPage() {
       ) : null}
     </>
   );
+}
+
+const DEPTH_SERIES = [
+  { field: "due", name: "waiting (due)" },
+  { field: "running", name: "running" },
+  { field: "retrying", name: "retrying" },
+  { field: "dead", name: "dead-lettered" },
+];
+
+/**
+ * Per queue, how many jobs were waiting, running, waiting out a retry and dead-lettered over the
+ * range, from the workers' samples (one per queue and minute). A queue that held nothing all
+ * along is named, not drawn.
+ */
+function Depth({
+  range,
+  data,
+  error,
+}: {
+  range: TimeRange;
+  data: QueueDepthResponse | undefined;
+  error: Error | null;
+}) {
+  const drawn = data?.queues.filter((d) => Object.values(d.peak).some((n) => n > 0)) ?? [];
+  const empty = data?.queues.filter((d) => !drawn.includes(d)).map((d) => d.queue) ?? [];
+  const bucket = data ? bucketWords(data.bucketSeconds) : "";
+  return (
+    <>
+      <h2>Depth over time</h2>
+      {error ? <p className={styles.error}>Depth unavailable: {error.message}</p> : null}
+      {!data && !error ? <p>Loading…</p> : null}
+      {data ? (
+        <p className="lede">
+          Jobs per queue and state, sampled every minute by the workers serving the queue; each
+          point is the largest sample in its {bucket}. Waiting is due and not yet claimed; retrying
+          failed and waits out its delay. A gap: no worker served the queue then.
+        </p>
+      ) : null}
+      {data && data.queues.length === 0 ? (
+        <p className="empty">
+          No depth sampled in the {RANGE_LABELS[range]}: no worker has run in that time.
+        </p>
+      ) : null}
+      {drawn.length > 0 ? (
+        <div className={styles.charts}>
+          {drawn.map((d) => (
+            <section key={d.queue} className={styles.panel} data-depth-queue={d.queue}>
+              <h3>
+                {d.queue} · peak {d.peak.due} waiting, {d.peak.running} running, {d.peak.retrying}{" "}
+                retrying, {d.peak.dead} dead-lettered
+              </h3>
+              <TimeSeriesChart
+                data={d.points.map(
+                  (p): SeriesPoint => ({
+                    t: p.t,
+                    due: p.due,
+                    running: p.running,
+                    retrying: p.retrying,
+                    dead: p.dead,
+                  }),
+                )}
+                series={DEPTH_SERIES}
+                label={`${d.queue}: jobs waiting, running, retrying and dead-lettered over time`}
+              />
+            </section>
+          ))}
+        </div>
+      ) : null}
+      {empty.length > 0 ? (
+        <p className={styles.sub} data-testid="depth-empty">
+          Empty all along: {empty.join(", ")}.
+        </p>
+      ) : null}
+    </>
+  );
+}
+
+/** 60 → "minute", 600 → "10 minutes", 3600 → "hour". */
+function bucketWords(seconds: number): string {
+  if (seconds % 3600 === 0) return seconds === 3600 ? "hour" : `${seconds / 3600} hours`;
+  return seconds === 60 ? "minute" : `${Math.round(seconds / 60)} minutes`;
 }
 
 /** Per queue, what went through it in each bucket: processed, failed, dead-lettered. */
@@ -140,6 +235,7 @@ function Retrying({ data }: { data: QueuesResponse }) {
 
 /** Fetch → read model, in the stages' buckets: what the stages' waits add up to for readers. */
 function ReaderLag({ q }: { q: QueuesJson }) {
+  const href = useRangeHref();
   const drawn = q.readModelLag.filter((p) => p.lagP99Ms !== null);
   const inSeconds = Math.max(0, ...drawn.map((p) => p.lagP99Ms ?? 0)) >= 10_000;
   const scale = inSeconds ? 1000 : 1;
@@ -147,7 +243,7 @@ function ReaderLag({ q }: { q: QueuesJson }) {
     <section className={`${styles.panel} ${styles.headline}`} data-lag-queue="read-model">
       <h3>
         fetch → readers · {drawn.reduce((n, p) => n + p.changed, 0)} stories ·{" "}
-        <Link href="/read-path">Read path →</Link>
+        <Link href={href("/read-path")}>Read path →</Link>
       </h3>
       {drawn.length === 0 ? (
         <p className={styles.sub}>No story reached the read model in the last {q.hours} h.</p>
@@ -199,6 +295,7 @@ function PauseButton({ queue, paused }: { queue: string; paused: boolean }) {
 }
 
 function Body({ q, paused }: { q: QueuesJson; paused: QueuesResponse["paused"] }) {
+  const href = useRangeHref();
   const now = Date.now();
   const pausedSince = new Map(paused.map((p) => [p.queue, p.since]));
   return (
@@ -241,7 +338,7 @@ function Body({ q, paused }: { q: QueuesJson; paused: QueuesResponse["paused"] }
                 <td className="num">{d.ready - d.due}</td>
                 <td className="num">{d.leased}</td>
                 <td className="num">
-                  {d.dead > 0 ? <Link href="/dead-letters">{d.dead}</Link> : 0}
+                  {d.dead > 0 ? <Link href={href("/dead-letters")}>{d.dead}</Link> : 0}
                 </td>
                 <td title={utc(d.oldestDueAt)}>{relative(d.oldestDueAt, now)}</td>
                 <td className={styles.nowrap} data-paused={pausedSince.has(d.queue)}>

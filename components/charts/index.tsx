@@ -26,6 +26,9 @@ export interface SeriesPoint {
 }
 
 const timeLabel = clock;
+const DAY_MS = 86_400_000;
+/** For a chart over more than a day, where a clock alone repeats: "12-03 14:00". */
+const dayTimeLabel = (t: number) => `${day(t).slice(5)} ${clock(t)}`;
 
 /**
  * A small line without axes, for a table cell: the shape of the last hour. Its colour is the
@@ -63,7 +66,8 @@ export function Sparkline({
 /**
  * Lines over time (UTC), one per named series, coloured by the palette (an outcome's own colour,
  * measures in sequence), with a legend when there are several. `sparse`: points are drawn and
- * gaps (null) bridged, for series with few values among empty buckets.
+ * gaps (null) bridged, for series with few values among empty buckets. Over more than a day the
+ * ticks carry the date as well.
  */
 export function TimeSeriesChart({
   data,
@@ -81,6 +85,8 @@ export function TimeSeriesChart({
   sparse?: boolean;
 }) {
   const colors = seriesColors(series.map((s) => s.field));
+  const days = (data.at(-1)?.t ?? 0) - (data[0]?.t ?? 0) > DAY_MS;
+  const tick = days ? dayTimeLabel : timeLabel;
   return (
     <div className="chart" role="img" aria-label={label}>
       <ResponsiveContainer width="100%" height={height}>
@@ -90,11 +96,12 @@ export function TimeSeriesChart({
             dataKey="t"
             type="number"
             domain={["dataMin", "dataMax"]}
-            tickFormatter={timeLabel}
+            tickFormatter={tick}
             fontSize={12}
+            minTickGap={days ? 24 : 5}
           />
           <YAxis fontSize={12} unit={unit} width={56} />
-          <Tooltip labelFormatter={(t) => `${timeLabel(Number(t))} UTC`} />
+          <Tooltip labelFormatter={(t) => `${day(Number(t))} ${clock(Number(t))} UTC`} />
           {series.length > 1 ? <Legend wrapperStyle={{ fontSize: 12 }} /> : null}
           {series.map((s, i) => (
             <Line
