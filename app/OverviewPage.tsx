@@ -10,6 +10,7 @@ import {
 } from "@/components/hooks/useOverview";
 import { useSourcesQuery } from "@/components/hooks/useSources";
 import { ReadModelBanners } from "@/components/ReadModelBanners";
+import { useRangeHref } from "@/components/ui/TimeRange";
 import { duration, ms, percent, relative, usd, utc } from "@/lib/dashboard/format";
 import { NewsTable } from "./NewsTable";
 import styles from "./overview.module.css";
@@ -24,6 +25,7 @@ const STATUS_TEXT: Record<Level, string> = {
 
 export function OverviewPage() {
   const { data, error } = useOverviewQuery();
+  const withRange = useRangeHref();
   const o = data?.overview;
   return (
     <>
@@ -68,7 +70,7 @@ export function OverviewPage() {
           >
             Extraction&apos;s <strong>{b.provider}</strong> provider is stopped at its daily budget
             ({usd(b.spentUsd)} spent of {usd(b.budgetUsd)} today): the providers after it in the
-            chain answer until midnight UTC. <Link href="/costs">Costs →</Link>
+            chain answer until midnight UTC. <Link href={withRange("/costs")}>Costs →</Link>
           </p>
         ))}
       {o ? <ReadModelBanners banners={o.readModel.banners} link /> : null}
@@ -230,9 +232,11 @@ function Tile({
   threshold?: string;
   children?: ReactNode;
 }) {
+  // A range picked on another page stays picked through the overview's tiles.
+  const withRange = useRangeHref();
   return (
     <Link
-      href={href}
+      href={withRange(href)}
       className={`${styles.tile} ${styles[level]}`}
       data-tile={name}
       data-level={level}
@@ -249,6 +253,7 @@ function Tile({
 /** Every source's health in one line each; the Sources page has the times behind them. */
 function SourcesHealth() {
   const { data, error } = useSourcesQuery();
+  const withRange = useRangeHref();
   return (
     <section aria-labelledby="sources-heading">
       <h2 id="sources-heading">Sources by health</h2>
@@ -281,7 +286,7 @@ function SourcesHealth() {
             {data.sources.map((s) => (
               <tr key={s.id} data-source-id={s.id}>
                 <td className="source" title={s.id}>
-                  <Link href={`/sources/${encodeURIComponent(s.id)}`}>{s.name}</Link>
+                  <Link href={withRange(`/sources/${encodeURIComponent(s.id)}`)}>{s.name}</Link>
                 </td>
                 <td>{s.kind}</td>
                 <td>

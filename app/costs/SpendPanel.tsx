@@ -1,8 +1,9 @@
 "use client";
 
-import { useState } from "react";
 import { StackedBarsChart } from "@/components/charts";
 import s from "@/components/dashboard.module.css";
+import { TimeRangePicker, useTimeRange } from "@/components/ui/TimeRange";
+import type { TimeRange } from "@/components/ui/timeRanges";
 import type { CostsOverview, SpendOverTime } from "@/lib/dashboard/costs";
 import { usd } from "@/lib/dashboard/format";
 import own from "./costs.module.css";
@@ -16,29 +17,25 @@ const SPANS = {
   daily: { label: "30 days, by day", time: "date" },
 } as const;
 
+/**
+ * The ledger's spend comes by the hour over a day and by the day over 30 days (/api/costs): the
+ * dashboard's range picks between them, and says so where it is not the range itself.
+ */
+const SPAN_OF: Record<TimeRange, { span: keyof typeof SPANS; note?: string }> = {
+  "1h": { span: "hourly", note: "Spend is counted by the hour: the last 24 hours." },
+  "6h": { span: "hourly", note: "Spend is counted by the hour: the last 24 hours." },
+  "24h": { span: "hourly" },
+  "7d": { span: "daily", note: "Beyond a day, spend is counted by the day: the last 30 days." },
+};
+
 /** Spend over time, stacked by provider and model, with the series' totals beneath. */
 export function SpendPanel({ spend }: { spend: CostsOverview["spend"] }) {
-  const [span, setSpan] = useState<keyof typeof SPANS>("hourly");
+  const { span, note } = SPAN_OF[useTimeRange("24h")];
   const data = spend[span];
   return (
     <section aria-labelledby="spend-heading" data-testid="costs-spend">
-      <div className={own.windowBar}>
-        <h2 id="spend-heading">Spend over time</h2>
-        <fieldset className={own.windows}>
-          <legend className={own.windowsLegend}>Last</legend>
-          {(Object.keys(SPANS) as (keyof typeof SPANS)[]).map((k) => (
-            <button
-              key={k}
-              type="button"
-              className={s.button}
-              aria-pressed={span === k}
-              onClick={() => setSpan(k)}
-            >
-              {SPANS[k].label}
-            </button>
-          ))}
-        </fieldset>
-      </div>
+      <h2 id="spend-heading">Spend over time</h2>
+      <TimeRangePicker fallback="24h" note={note} />
       <SpendChart data={data} span={span} />
       <SeriesTable data={data} />
     </section>

@@ -6,6 +6,8 @@ import { StackedBarsChart, TimeSeriesChart } from "@/components/charts";
 import s from "@/components/dashboard.module.css";
 import { useDedupClusters, useDedupOverview } from "@/components/hooks/useDedup";
 import { Pager, usePages } from "@/components/ui/Pager";
+import { TimeRangePicker, useTimeRange } from "@/components/ui/TimeRange";
+import { nearestHours, RANGE_HOURS } from "@/components/ui/timeRanges";
 import type { ClusterOrder, DedupOverview, WindowHours } from "@/lib/dashboard/dedup";
 import { ms, percent, relative, when } from "@/lib/dashboard/format";
 import own from "./dedup.module.css";
@@ -22,32 +24,28 @@ const KINDS = [
   { field: "unique", name: "Unique", color: "#9ca3af" },
 ] as const;
 
+/** The windows /api/dedup/overview answers for. */
 const WINDOW_CHOICES: WindowHours[] = [6, 24, 72];
 
 export function DedupView() {
-  const [hours, setHours] = useState<WindowHours>(24);
+  const range = useTimeRange("24h");
+  const hours = nearestHours(range, WINDOW_CHOICES) as WindowHours;
   const { data, error } = useDedupOverview(hours);
   return (
     <>
-      <fieldset className={own.toolbar} aria-label="Window">
-        {WINDOW_CHOICES.map((h) => (
-          <button
-            key={h}
-            type="button"
-            className={`${s.button} ${h === hours ? own.pressed : ""}`}
-            aria-pressed={h === hours}
-            onClick={() => setHours(h)}
-          >
-            {h} h
-          </button>
-        ))}
-        {data ? (
-          <span className={s.muted}>
-            Last decision {relative(data.lastDecisionAt, data.now)}; bars of{" "}
-            {data.bucketSeconds / 60} min.
-          </span>
-        ) : null}
-      </fieldset>
+      <TimeRangePicker
+        fallback="24h"
+        note={
+          <>
+            {hours !== RANGE_HOURS[range]
+              ? `Dedup is counted over 6, 24 or 72 h: showing ${hours} h. `
+              : ""}
+            {data
+              ? `Last decision ${relative(data.lastDecisionAt, data.now)}; bars of ${data.bucketSeconds / 60} min.`
+              : null}
+          </>
+        }
+      />
       {error ? (
         <p className={s.error} role="alert">
           Dedup overview unavailable: {error.message}

@@ -1,16 +1,19 @@
 "use client";
 
-import { useState } from "react";
 import { type SeriesPoint, TimeSeriesChart } from "@/components/charts";
 import { type ReadPathJson, useReadPathQuery } from "@/components/hooks/useReadPath";
 import { ReadModelBanners } from "@/components/ReadModelBanners";
+import { TimeRangePicker, useTimeRange } from "@/components/ui/TimeRange";
+import { nearestHours } from "@/components/ui/timeRanges";
 import { duration, ms, percent, relative, utc } from "@/lib/dashboard/format";
 import styles from "./readPath.module.css";
 
-const WINDOWS = [1, 6, 24] as const;
+/** The windows /api/read-path answers for: builds are folded one by one, a day at most. */
+const WINDOWS = [1, 6, 24];
 
 export function ReadPathPage() {
-  const [hours, setHours] = useState<number>(1);
+  const range = useTimeRange();
+  const hours = nearestHours(range, WINDOWS);
   const { data, error } = useReadPathQuery({ hours });
   const r = data?.readPath;
   return (
@@ -21,19 +24,9 @@ export function ReadPathPage() {
         stories take from fetch to readers, its builds over time, and the cache as this process sees
         it. Refreshed every 5 seconds.
       </p>
-      <fieldset className={styles.windows} aria-label="Time window">
-        {WINDOWS.map((h) => (
-          <button
-            key={h}
-            type="button"
-            className={styles.window}
-            aria-pressed={hours === h}
-            onClick={() => setHours(h)}
-          >
-            last {h} h
-          </button>
-        ))}
-      </fieldset>
+      <TimeRangePicker
+        note={range === "7d" ? "Builds are drawn over a day at most: the last 24 h." : undefined}
+      />
       {error ? <p className={styles.error}>Read path unavailable: {error.message}</p> : null}
       {r ? <Body r={r} /> : !error ? <p>Loading…</p> : null}
     </>
