@@ -614,6 +614,7 @@ describe("malformed requests get a 400 naming the parameter", () => {
     ["/api/sources/[id]/pause", "POST", { params: { id: "a\u0000" } }, /^id: /],
     ["/api/sources/[id]/resume", "POST", { params: { id: "\u0000" } }, /^id: /],
     ["/api/sources/[id]/fetch-now", "POST", { params: { id: "\uDC00" } }, /^id: /],
+    ["/api/sources/[id]/render-preview", "POST", { params: { id: "\u0000" } }, /^id: /],
     [
       "/api/dead-letters/requeue",
       "POST",

@@ -362,6 +362,100 @@ export interface SourceDetail extends SourceRow {
   }[];
   /** Outcomes by code over the last 24 hours, most frequent first. */
   codes: { code: string; count: number }[];
+  /** A page: how it is read, and what each way of reading it cost over the last 24 hours. */
+  reading: PageReading | null;
+}
+
+/** One way of reading a page (HTTP as served, or the browser) over the last 24 hours. */
+export interface PageReadingMode {
+  mode: "http" | "browser";
+  looks: number;
+  cpuMsMedian: number;
+  cpuMsP95: number;
+  /** CPU-seconds the day's looks cost in all. */
+  cpuSecondsTotal: number;
+  wallMsMedian: number;
+  requestsMedian: number;
+  headlinesMedian: number;
+  blocked: number;
+}
+
+export interface PageReading {
+  render: "http" | "browser";
+  modes: PageReadingMode[];
+  /** The latest look that had requests refused: what and why (SSRF, robots.txt, method…). */
+  lastBlocked: { at: Date; detail: { url: string; reason: string }[] } | null;
+  /**
+   * Read as served, and its latest successful look found no headline: the page may build them
+   * with scripts, and the browser is offered.
+   */
+  offerBrowser: boolean;
+}
+
+async function pageReading(
+  db: Database,
+  id: string,
+  render: string,
+  since: Date,
+): Promise<PageReading> {
+  const [modes, blocked, latest] = await Promise.all([
+    db.prisma.$queryRaw<
+      {
+        mode: "http" | "browser";
+        looks: number;
+        cpu_p50: number;
+        cpu_p95: number;
+        cpu_total: number;
+        wall_p50: number;
+        requests_p50: number;
+        headlines_p50: number;
+        blocked: number;
+      }[]
+    >`
+      SELECT mode, count(*)::int AS looks,
+             percentile_cont(0.5) WITHIN GROUP (ORDER BY cpu_ms)::float8 AS cpu_p50,
+             percentile_cont(0.95) WITHIN GROUP (ORDER BY cpu_ms)::float8 AS cpu_p95,
+             (sum(cpu_ms) / 1000.0)::float8 AS cpu_total,
+             percentile_cont(0.5) WITHIN GROUP (ORDER BY wall_ms)::float8 AS wall_p50,
+             percentile_cont(0.5) WITHIN GROUP (ORDER BY requests)::float8 AS requests_p50,
+             percentile_cont(0.5) WITHIN GROUP (ORDER BY headlines)::float8 AS headlines_p50,
+             sum(blocked)::int AS blocked
+      FROM page_looks
+      WHERE source_id = ${id} AND at >= ${since}
+      GROUP BY mode
+      ORDER BY mode DESC`,
+    db.prisma.pageLook.findFirst({
+      where: { sourceId: id, blocked: { gt: 0 } },
+      orderBy: { at: "desc" },
+      select: { at: true, blockedDetail: true },
+    }),
+    db.prisma.pageLook.findFirst({
+      where: { sourceId: id, code: "ok" },
+      orderBy: { at: "desc" },
+      select: { mode: true, headlines: true },
+    }),
+  ]);
+  return {
+    render: render === "browser" ? "browser" : "http",
+    modes: modes.map((m) => ({
+      mode: m.mode,
+      looks: m.looks,
+      cpuMsMedian: Math.round(m.cpu_p50),
+      cpuMsP95: Math.round(m.cpu_p95),
+      cpuSecondsTotal: m.cpu_total,
+      wallMsMedian: Math.round(m.wall_p50),
+      requestsMedian: m.requests_p50,
+      headlinesMedian: m.headlines_p50,
+      blocked: m.blocked,
+    })),
+    lastBlocked: blocked
+      ? {
+          at: blocked.at,
+          detail: (blocked.blockedDetail ?? []) as { url: string; reason: string }[],
+        }
+      : null,
+    offerBrowser: render !== "browser" && latest?.mode === "http" && latest.headlines === 0,
+  };
 }
 
 /** One source, its jobs, its latest attempts (bounded) and its outcomes by code over a day. */
@@ -376,7 +470,7 @@ export async function sourceDetail(
   });
   if (!source) return null;
   const dayAgo = new Date(now.getTime() - 24 * HOUR_MS);
-  const [buckets, jobs, attempts, codes] = await Promise.all([
+  const [buckets, jobs, attempts, codes, reading] = await Promise.all([
     attemptBuckets(db, now, id),
     db.prisma.job.findMany({
       where: { sourceId: id, state: { in: ["ready", "leased", "dead"] } },
@@ -394,6 +488,7 @@ export async function sourceDetail(
       WHERE source_id = ${id} AND started_at >= ${dayAgo} AND started_at <= ${now}
       GROUP BY code
       ORDER BY count DESC, code`,
+    source.kind === "page" ? pageReading(db, id, source.render, dayAgo) : null,
   ]);
   return {
     ...toRow(source, buckets.get(id) ?? emptySeries(now), now),
@@ -423,6 +518,7 @@ export async function sourceDetail(
       message: a.message,
     })),
     codes,
+    reading,
   };
 }
 

@@ -24,6 +24,8 @@ const FETCH_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const STORY_LAG_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 const STORY_WEBHOOK_OUTCOMES = ["accepted", "duplicate", "ignored", "rejected", "failed"];
 /**
+/** Reading HTML takes milliseconds; a render from a tenth of a second to several seconds. */
+const PAGE_CPU_BUCKETS = [0.001, 0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
  * Why a webhook delivery was refused (lib/codes.ts REJECT_REASONS, the values of
  * story_webhook_rejections.reason), plus the reasons non-refusals carry (replayed_id for a
  * duplicate, not_recorded for a 5xx) and "none" for an accepted one. Anything else is "other".
@@ -205,6 +207,17 @@ export function defineOwnMetrics(registry: Registry) {
     breakerTransitions: counter(registry, new LabelGuard([], { to: BREAKER_TRANSITIONS }), {
       name: "wirewatch_breaker_transitions_total",
       help: "Circuit breaker transitions by the state entered: open (opened or reopened after a failed probe), closed, disabled.",
+    pageLookCpu: histogram(registry, new LabelGuard([], { mode: ["http", "browser"] }), {
+      name: "wirewatch_page_look_cpu_seconds",
+      help: "CPU time of one look at a page source, by how it was read: http (reading the HTML as served, in this process) or browser (the headless renderer's main-thread task time).",
+      labelNames: ["mode"],
+      buckets: PAGE_CPU_BUCKETS,
+    }),
+    browserRequestsRefused: counter(registry, new LabelGuard(["source"]), {
+      name: "wirewatch_browser_requests_refused_total",
+      help: "Requests a page rendered in the browser made that were refused (SSRF, robots.txt, a method other than GET, the per-render cap, WebSockets), by source.",
+      labelNames: ["source"],
+    }),
       labelNames: ["to"],
     }),
     streamConnections: counter(registry, new LabelGuard(["source", "collector"]), {

@@ -17,6 +17,12 @@ export function subscribeMetrics(m: OwnMetrics): () => void {
       }
       if (e.bytes > 0) m.fetchBytes.inc(e, e.bytes);
     }),
+    on("page:looked", (e) => {
+      if (Number.isFinite(e.cpuSeconds) && e.cpuSeconds >= 0) {
+        m.pageLookCpu.observe({ mode: e.mode }, e.cpuSeconds);
+      }
+      if (e.blocked > 0) m.browserRequestsRefused.inc(e, e.blocked);
+    }),
     on("feed:capped", (e) => m.entriesLeftOut.inc(e, Math.max(0, e.count))),
     on("buffer:waited", (e) => m.waits.inc(e)),
     on("buffer:dropped", (e) => m.dropped.inc(e, Math.max(0, e.count))),

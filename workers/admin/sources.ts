@@ -182,6 +182,7 @@ export type SourceEdit = Partial<
     | "tickers"
     | "storyMode"
     | "webhookSecrets"
+    | "render"
   >
 >;
 
@@ -279,11 +280,11 @@ export async function addSource(
     WITH inserted AS (
       INSERT INTO sources (id, name, kind, url, backfill_url, allow_private, enabled,
                            poll_interval_seconds, collectors, tickers, story_mode, webhook_secrets,
-                           config_origin, updated_at)
+                           render, config_origin, updated_at)
       VALUES (${s.id}, ${s.name}, ${s.kind}, ${s.url}, ${s.backfillUrl ?? null}, ${s.allowPrivate},
               true, ${s.pollIntervalSeconds}::int, ${s.collectors}::text[], ${s.tickers ?? []}::text[],
               ${s.kind === "story-api" ? (s.storyMode ?? "snapshot") : null},
-              ${s.webhookSecrets ?? []}::text[], 'dashboard', now())
+              ${s.webhookSecrets ?? []}::text[], ${renderOf(s)}, 'dashboard', now())
       ON CONFLICT (id) DO NOTHING
       RETURNING id
     ),
@@ -337,6 +338,7 @@ export async function editSource(
     allowPrivate: current.allowPrivate,
     pollIntervalSeconds: current.pollIntervalSeconds,
     collectors: current.collectors,
+    ...(current.kind === "page" ? { render: current.render } : {}),
     ...(current.kind === "story-api"
       ? {
           tickers: current.tickers,
@@ -371,7 +373,8 @@ export async function editSource(
           allow_private = ${next.allowPrivate}, poll_interval_seconds = ${next.pollIntervalSeconds}::int,
           collectors = ${next.collectors}::text[], tickers = ${next.tickers ?? []}::text[],
           story_mode = ${next.kind === "story-api" ? (next.storyMode ?? "snapshot") : null},
-          webhook_secrets = ${next.webhookSecrets ?? []}::text[], updated_at = now()
+          webhook_secrets = ${next.webhookSecrets ?? []}::text[], render = ${renderOf(next)},
+          updated_at = now()
       WHERE id = ${id} AND config_origin <> 'file'
       RETURNING id
     ),
@@ -462,6 +465,7 @@ type SourceRowData = NonNullable<Awaited<ReturnType<Database["prisma"]["source"]
 interface Settings {
   name: string;
   kind: string;
+  render?: string;
   url: string;
   backfillUrl?: string;
   allowPrivate: boolean;
@@ -484,7 +488,13 @@ function settingsOf(s: SourceRowData): Settings {
     tickers: s.kind === "story-api" ? s.tickers : undefined,
     storyMode: s.kind === "story-api" ? (s.storyMode ?? "snapshot") : undefined,
     webhookSecrets: s.kind === "story-api" ? s.webhookSecrets : undefined,
+    render: s.kind === "page" ? s.render : undefined,
   };
+}
+
+/** How a source is read: only a page may be rendered in the browser. */
+function renderOf(s: { kind: string; render?: string }): "http" | "browser" {
+  return s.kind === "page" && s.render === "browser" ? "browser" : "http";
 }
 
 /** A source's settings as shown and audited: webhook secrets as a count. */
@@ -499,6 +509,8 @@ export interface PublicSettings {
   tickers?: string[];
   storyMode?: string;
   webhookSecrets?: number;
+  /** page: "http" or "browser". */
+  render?: string;
 }
 
 /** Settings fit to show and audit: a secret's value never leaves the database. */
@@ -511,6 +523,7 @@ function publicSettings(s: Settings): PublicSettings {
     allowPrivate: s.allowPrivate,
     pollIntervalSeconds: s.pollIntervalSeconds,
     collectors: s.collectors,
+    ...(s.kind === "page" ? { render: renderOf(s) } : {}),
     ...(s.kind === "story-api"
       ? {
           tickers: s.tickers ?? [],

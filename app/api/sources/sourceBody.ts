@@ -15,6 +15,7 @@ const settings = {
   tickers: z.array(z.string().max(64)).max(1_000).optional(),
   storyMode: z.enum(["snapshot", "fetch"]).optional(),
   webhookSecrets: z.array(z.string().max(512)).max(5).optional(),
+  render: z.enum(["http", "browser"]).optional(),
 };
 
 export const NewSourceBody = z.strictObject({

@@ -39,6 +39,7 @@ function Summary({ s }: { s: SourceSettingsJson }) {
     <p className={styles.sub}>
       every {s.pollIntervalSeconds} s · collectors {s.collectors.join(", ")}
       {s.allowPrivate ? " · private addresses allowed" : ""}
+      {s.render === "browser" ? " · rendered in a browser" : ""}
       {s.tickers ? ` · tickers ${s.tickers.join(", ")}` : ""}
     </p>
   );
@@ -52,6 +53,8 @@ function EditForm({ s }: { s: SourceSettingsJson }) {
   const [collectors, setCollectors] = useState(s.collectors.join(" "));
   const [allowPrivate, setAllowPrivate] = useState(s.allowPrivate);
   const isStory = s.kind === "story-api";
+  const isPage = s.kind === "page";
+  const [render, setRender] = useState(s.render ?? "http");
   const [tickers, setTickers] = useState((s.tickers ?? []).join(" "));
   const [confirming, setConfirming] = useState(false);
 
@@ -64,6 +67,7 @@ function EditForm({ s }: { s: SourceSettingsJson }) {
         pollIntervalSeconds: pollSeconds,
         collectors: words(collectors),
         allowPrivate,
+        ...(isPage ? { render: render === "browser" ? "browser" : "http" } : {}),
         ...(isStory ? { tickers: words(tickers).map((t) => t.toUpperCase()) } : {}),
       },
     });
@@ -94,6 +98,15 @@ function EditForm({ s }: { s: SourceSettingsJson }) {
           Collectors
           <input value={collectors} onChange={(e) => setCollectors(e.target.value)} />
         </label>
+        {isPage ? (
+          <label className={styles.wide}>
+            Read the page
+            <select value={render} onChange={(e) => setRender(e.target.value)}>
+              <option value="http">as served (HTTP)</option>
+              <option value="browser">rendered in a browser (runs its scripts; costs CPU)</option>
+            </select>
+          </label>
+        ) : null}
         {isStory ? (
           <label className={styles.wide}>
             Tickers (a ticker added has its current stories loaded on save)

@@ -12,6 +12,7 @@ import {
 import { duration, ms, percent, relative, utc } from "@/lib/dashboard/format";
 import styles from "../sources.module.css";
 import { ManageSource } from "./ManageSource";
+import { PageReading } from "./PageReading";
 
 export function SourcePage({ id }: { id: string }) {
   const { data, error } = useSourceQuery(id);
@@ -151,6 +152,13 @@ export function SourcePage({ id }: { id: string }) {
           )}
         </section>
       </div>
+      {s.reading ? (
+        <PageReading
+          sourceId={s.id}
+          reading={s.reading}
+          editable={s.configOrigin !== "file" && !s.removed}
+        />
+      ) : null}
 
       <h2>Collectors</h2>
       {s.collectors.length === 0 ? (
