@@ -43,6 +43,7 @@ describe("the migrated database matches prisma/schema.prisma", () => {
       tickers: [],
       storyMode: null,
       webhookSecrets: [],
+      render: "browser",
       createdAt: new Date("2026-01-01T00:00:00Z"),
       updatedAt: new Date("2026-01-02T00:00:00Z"),
     };
@@ -350,6 +351,16 @@ describe("the migrated database matches prisma/schema.prisma", () => {
       },
     });
     expectSameColumns(claims, await columnsOf("queue_claim_stats"));
+    const depth = {
+      queue: "fetch",
+      minute: new Date("2026-12-01T10:00:00Z"),
+      due: 4,
+      running: 2,
+      retrying: 1,
+      dead: 3,
+    };
+    expect(await db.prisma.queueDepthSample.create({ data: depth })).toEqual(depth);
+    expectSameColumns(depth, await columnsOf("queue_depth_samples"));
     const worker = await db.prisma.queueWorker.create({
       data: { id: "host:1:abc", host: "host", pid: 1, queues: ["fetch"] },
     });
@@ -806,6 +817,27 @@ describe("the migrated database matches prisma/schema.prisma", () => {
     expectSameColumns(row, await columnsOf("websub_subscriptions"));
   });
 
+  it("page_looks", async () => {
+    const row = {
+      id: 1n,
+      sourceId: "s-1",
+      collector: "A",
+      at: new Date("2026-12-02T09:00:00.000Z"),
+      mode: "browser",
+      code: "ok",
+      wallMs: 1_200,
+      cpuMs: 95,
+      requests: 3,
+      blocked: 1,
+      blockedDetail: [{ url: "http://169.254.169.254/", reason: "blocked_ssrf: linkLocal" }],
+      bytes: 4_096,
+      headlines: 12,
+      message: null,
+    };
+    expect(await db.prisma.pageLook.create({ data: row })).toEqual(row);
+    expectSameColumns(row, await columnsOf("page_looks"));
+  });
+
   it("has no table the schema does not know", async () => {
     const rows = await db.prisma.$queryRaw<{ table_name: string }[]>`
       SELECT table_name FROM information_schema.tables
@@ -836,8 +868,10 @@ describe("the migrated database matches prisma/schema.prisma", () => {
       "network_outages",
       "news",
       "news_events",
+      "page_looks",
       "provider_calls",
       "queue_claim_stats",
+      "queue_depth_samples",
       "queue_workers",
       "read_model_builds",
       "read_payloads",
