@@ -1,5 +1,6 @@
-import { expect, type Page, type TestInfo, test } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { login } from "./fixtures/admin";
+import { shots } from "./fixtures/shots";
 import { simulator } from "./fixtures/simulator";
 
 /**
@@ -193,19 +194,3 @@ test("remove a source: it stops, its history stays, and it says so", async ({ pa
  * The page at 1440 px and at 390 px (a phone), full length, kept under test-results and attached
  * to the report. At 390 px the page must not scroll sideways (tables scroll inside their box).
  */
-async function shots(page: Page, testInfo: TestInfo, name: string): Promise<void> {
-  for (const width of [1440, 390]) {
-    await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
-    const file = testInfo.outputPath(`${name}-${width}.png`);
-    await page.screenshot({ path: file, fullPage: true });
-    await testInfo.attach(`${name}-${width}`, { path: file, contentType: "image/png" });
-    if (width === 390) {
-      // This page's own content; the navigation's phone layout is another part of issue 17.
-      const overflow = await page
-        .locator("main")
-        .evaluate((main) => main.scrollWidth - main.clientWidth);
-      expect.soft(overflow, `${name}: main scrolls sideways at 390 px`).toBeLessThanOrEqual(0);
-    }
-  }
-  await page.setViewportSize({ width: 1440, height: 900 });
-}

@@ -10,6 +10,7 @@ import { loadSourcesFile, type SourceConfig, sourceSchema } from "@/workers/sour
 import { syncSources } from "@/workers/sources/syncSources";
 import { configuredMeaning } from "./embed/configured";
 import { configuredExtraction } from "./extract/configured";
+import { sharedBrowserPool } from "./fetcher/browser";
 import { startWorkers, type Workers } from "./index";
 import { forfeitLeases } from "./queue/forfeitLeases";
 import { sweep } from "./queue/sweep";
@@ -125,6 +126,8 @@ export async function startIngestion(db: Database): Promise<Ingestion> {
     stop: async () => {
       await websub?.stop();
       await workers.stop();
+      // Renders still running were in the workers' jobs, which have stopped: Chromium may go.
+      await sharedBrowserPool().close();
       await extraction?.close();
       await meaning?.options.embedder.close();
       await meaning?.ledger.close();

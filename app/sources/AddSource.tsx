@@ -18,6 +18,8 @@ export function AddSource() {
   const [url, setUrl] = useState("");
   const [allowPrivate, setAllowPrivate] = useState(false);
   const [chosen, setChosen] = useState<string | null>(null);
+  // A site with no feed: its page itself, watched for headlines (as served or rendered).
+  const [pageUrl, setPageUrl] = useState<string | null>(null);
   const discover = useDiscoverMutation();
   const preview = usePreviewMutation();
   const add = useAddSourceMutation();
@@ -25,6 +27,7 @@ export function AddSource() {
   const find = (e: React.FormEvent) => {
     e.preventDefault();
     setChosen(null);
+    setPageUrl(null);
     preview.reset();
     add.reset();
     discover.mutate(
@@ -84,6 +87,18 @@ export function AddSource() {
               {discovery.problem.code}: {discovery.problem.message}
             </p>
           ) : null}
+          {discovery.problem?.code === "no_feed" && discovery.finalUrl ? (
+            <button
+              type="button"
+              className={styles.button}
+              onClick={() => {
+                add.reset();
+                setPageUrl(discovery.finalUrl);
+              }}
+            >
+              Watch this page for headlines instead
+            </button>
+          ) : null}
           <ul className={styles.candidates}>
             {discovery.candidates.map((c) => (
               <li key={c.url}>
@@ -112,6 +127,17 @@ export function AddSource() {
         <p className={`${styles.message} ${styles.failed}`} role="alert">
           Preview refused: {preview.error.message}
         </p>
+      ) : null}
+      {pageUrl && !chosen ? (
+        <SaveForm
+          key={pageUrl}
+          url={pageUrl}
+          allowPrivate={allowPrivate}
+          suggestedName=""
+          previewOk
+          initialKind="page"
+          add={add}
+        />
       ) : null}
       {preview.data && chosen ? (
         <>
@@ -210,16 +236,19 @@ function SaveForm({
   allowPrivate,
   suggestedName,
   previewOk,
+  initialKind = "feed",
   add,
 }: {
   url: string;
   allowPrivate: boolean;
   suggestedName: string;
   previewOk: boolean;
+  initialKind?: Kind;
   add: ReturnType<typeof useAddSourceMutation>;
 }) {
   const [name, setName] = useState(suggestedName);
-  const [kind, setKind] = useState<Kind>("feed");
+  const [kind, setKind] = useState<Kind>(initialKind);
+  const [render, setRender] = useState<"http" | "browser">("http");
   const [pollSeconds, setPollSeconds] = useState(300);
   const [collectors, setCollectors] = useState("A");
   const [tickers, setTickers] = useState("");
@@ -233,6 +262,7 @@ function SaveForm({
       allowPrivate,
       pollIntervalSeconds: pollSeconds,
       collectors: words(collectors),
+      ...(kind === "page" ? { render } : {}),
       ...(kind === "story-api"
         ? { tickers: words(tickers).map((t) => t.toUpperCase()), webhookSecrets: words(secret) }
         : {}),
@@ -277,6 +307,18 @@ function SaveForm({
           names, space-separated: two watch the source redundantly
         </span>
       </label>
+      {kind === "page" ? (
+        <label className={styles.wide}>
+          Read the page
+          <select
+            value={render}
+            onChange={(e) => setRender(e.target.value === "browser" ? "browser" : "http")}
+          >
+            <option value="http">as served (HTTP)</option>
+            <option value="browser">rendered in a browser (runs its scripts; costs CPU)</option>
+          </select>
+        </label>
+      ) : null}
       {kind === "story-api" ? (
         <>
           <label>
