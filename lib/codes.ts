@@ -82,3 +82,18 @@ export type RejectReason = (typeof REJECT_REASONS)[number];
 /** What a queue worker's row reads as: its own word, or `lost` once its reports have stopped. */
 export const WORKER_STATES = ["running", "draining", "stopped", "lost"] as const;
 export type WorkerState = (typeof WORKER_STATES)[number];
+
+/**
+ * A WebSub subscription's states (websub_subscriptions.state, workers/websub; the migration says
+ * what each means): the metric's label and the dashboard's words.
+ */
+export const WEBSUB_STATES = [
+  "no_hub",
+  "pending",
+  "active",
+  "denied",
+  "failed",
+  "unsubscribing",
+  "unsubscribed",
+] as const;
+export type WebSubState = (typeof WEBSUB_STATES)[number];

@@ -191,6 +191,47 @@ export interface EventMap {
     source: string;
     outcome: "sent" | "already_claimed" | "backfill" | "failed";
   };
+  /**
+   * One POST to a WebSub callback (workers/websub/receivePush.ts), by the source its token names
+   * ("unknown" when none). outcome: accepted (signed, read and written) or why not: its
+   * signature missing or bad, no subscription at the callback, one not active or its source off
+   * (410), a body that is no feed, over 10 MiB, or not written (503, the hub retries).
+   * storeSeconds: from its arrival at the callback to its entries written, for accepted ones.
+   */
+  "websub:push": {
+    source: string;
+    outcome:
+      | "accepted"
+      | "missing_signature"
+      | "bad_signature"
+      | "unknown_callback"
+      | "not_subscribed"
+      | "source_off"
+      | "parse_error"
+      | "too_large"
+      | "not_written";
+    storeSeconds: number | null;
+  };
+  /**
+   * A hub's intent verification settled (workers/websub): verified (the challenge echoed), denied
+   * (hub.mode=denied), failed (none came within 10 minutes of the request), refused (answered
+   * 404: nothing waits for that mode, topic or token). mode: what was verified; "other" for a
+   * refused request naming no mode we know.
+   */
+  "websub:verification": {
+    source: string;
+    mode: "subscribe" | "unsubscribe" | "other";
+    outcome: "verified" | "denied" | "failed" | "refused";
+  };
+  /**
+   * A lease renewal settled (workers/websub): renewed (the hub verified it), refused (the hub
+   * answered the request with no 2xx), unreachable (no answer), unverified (accepted, never
+   * verified within 10 minutes). A renewal that did not succeed is asked again a minute later.
+   */
+  "websub:renewal": {
+    source: string;
+    outcome: "renewed" | "refused" | "unreachable" | "unverified";
+  };
 }
 
 export type EventName = keyof EventMap;

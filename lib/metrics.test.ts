@@ -282,6 +282,11 @@ describe("metrics from events and the database", () => {
   });
 
   it("the route answers 401 without the token, the registry's content type with it", async () => {
+    // WebSub's per-source series, so promtool (the next test) checks them too.
+    emit("websub:push", { source: "meridian", outcome: "bad_signature", storeSeconds: null });
+    await db.prisma.websubSubscription.create({
+      data: { sourceId: "meridian", state: "active", token: "t-meridian", rejectedPushes: 1n },
+    });
     const { GET } = await import("@/app/api/metrics/route");
     const denied = await GET(new Request("http://localhost/api/metrics"));
     expect(denied.status).toBe(401);
@@ -295,7 +300,7 @@ describe("metrics from events and the database", () => {
     expect(res.headers.get("content-type")).toBe(registerMetrics().own.contentType);
     const text = await res.text();
     expect(text).toMatch(/wirewatch_dlq_depth\{stage="fetch"\} 1/);
-    // The story families are in what promtool checks (the next test).
+    // The story and WebSub families are in what promtool checks (the next test).
     for (const family of [
       "wirewatch_story_webhooks_total",
       "wirewatch_story_webhook_lag_seconds_bucket",
@@ -306,9 +311,16 @@ describe("metrics from events and the database", () => {
       "wirewatch_story_reloads_total",
       "wirewatch_stories",
       "wirewatch_story_webhooks_rejected_total",
+      "wirewatch_websub_pushes_total",
+      "wirewatch_websub_push_store_seconds_bucket",
+      "wirewatch_websub_verifications_total",
+      "wirewatch_websub_lease_renewals_total",
+      "wirewatch_websub_subscriptions",
+      "wirewatch_websub_rejected_pushes_total",
     ]) {
       expect(text).toContain(`\n${family}{`);
     }
+    expect(text).toMatch(/\nwirewatch_websub_renewals_due 0\n/);
   });
 
   it.skipIf(promtool.skip)(

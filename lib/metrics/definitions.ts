@@ -1,6 +1,14 @@
 import { type CollectFunction, Counter, Gauge, Histogram, type Registry } from "prom-client";
 import { CLAIM_WAIT_BUCKETS_SECONDS } from "@/lib/claimWaits";
-import { FETCH_CODES, ORIGINS, REJECT_REASONS, RESULTS, WORKER_STATES } from "@/lib/codes";
+import {
+  FETCH_CODES,
+  ORIGINS,
+  REJECT_REASONS,
+  RESULTS,
+  WEBSUB_STATES,
+  WORKER_STATES,
+} from "@/lib/codes";
+import type { EventMap } from "@/lib/events";
 import { EXTRACT_FAILURE_CODES } from "@/lib/extract/types";
 import { expectedActivitySeconds, GAPS_TO_LEARN, HEALTH_STATES, sourceHealth } from "@/lib/health";
 import type { BuildInfo } from "./buildInfo";
@@ -16,6 +24,8 @@ import type { Snapshot } from "./snapshot";
  */
 
 const FETCH_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/** Reading HTML takes milliseconds; a render from a tenth of a second to several seconds. */
+const PAGE_CPU_BUCKETS = [0.001, 0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /**
  * Webhook lag (receipt minus publication): a healthy sender delivers within a second; its retries
  * back off over minutes, so the top bucket (10 min) separates "retried" from "lost and found by
@@ -24,8 +34,6 @@ const FETCH_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const STORY_LAG_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 const STORY_WEBHOOK_OUTCOMES = ["accepted", "duplicate", "ignored", "rejected", "failed"];
 /**
-/** Reading HTML takes milliseconds; a render from a tenth of a second to several seconds. */
-const PAGE_CPU_BUCKETS = [0.001, 0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
  * Why a webhook delivery was refused (lib/codes.ts REJECT_REASONS, the values of
  * story_webhook_rejections.reason), plus the reasons non-refusals carry (replayed_id for a
  * duplicate, not_recorded for a 5xx) and "none" for an accepted one. Anything else is "other".
@@ -97,6 +105,45 @@ const READ_MODEL_BUILD_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 
 const READ_REQUEST_BUCKETS = [...TTFB_EDGES];
 const READ_ROUTES = ["list", "story", "page"];
 
+/**
+ * WebSub (workers/websub). Every value an event may carry, checked against lib/events.ts by the
+ * compiler (a Record over each union), so a new outcome cannot be left out of its metric.
+ */
+const WEBSUB_PUSH_OUTCOMES = Object.keys({
+  accepted: true,
+  missing_signature: true,
+  bad_signature: true,
+  unknown_callback: true,
+  not_subscribed: true,
+  source_off: true,
+  parse_error: true,
+  too_large: true,
+  not_written: true,
+} satisfies Record<EventMap["websub:push"]["outcome"], true>);
+const WEBSUB_VERIFY_MODES = Object.keys({
+  subscribe: true,
+  unsubscribe: true,
+  other: true,
+} satisfies Record<EventMap["websub:verification"]["mode"], true>);
+const WEBSUB_VERIFY_OUTCOMES = Object.keys({
+  verified: true,
+  denied: true,
+  failed: true,
+  refused: true,
+} satisfies Record<EventMap["websub:verification"]["outcome"], true>);
+const WEBSUB_RENEWAL_OUTCOMES = Object.keys({
+  renewed: true,
+  refused: true,
+  unreachable: true,
+  unverified: true,
+} satisfies Record<EventMap["websub:renewal"]["outcome"], true>);
+/**
+ * Push arrival to entries written: the bench measured 17-18 ms for a poll's parse and write and
+ * ≈ 74 ms publication to stored through the simulator's hub (docs/decisions/034), so the buckets
+ * are fine up to 0.25 s; 5 s and 10 s are a writer that waited on a busy pool.
+ */
+const WEBSUB_STORE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
 /** A counter whose labels are bounded by its guard: callers hand it the raw event or row. */
 export interface BoundedCounter {
   inc(raw: Record<string, unknown>, n?: number): void;
@@ -160,6 +207,17 @@ export function defineOwnMetrics(registry: Registry) {
         buckets: FETCH_BUCKETS,
       },
     ),
+    pageLookCpu: histogram(registry, new LabelGuard([], { mode: ["http", "browser"] }), {
+      name: "wirewatch_page_look_cpu_seconds",
+      help: "CPU time of one look at a page source, by how it was read: http (reading the HTML as served, in this process) or browser (the headless renderer's main-thread task time).",
+      labelNames: ["mode"],
+      buckets: PAGE_CPU_BUCKETS,
+    }),
+    browserRequestsRefused: counter(registry, new LabelGuard(["source"]), {
+      name: "wirewatch_browser_requests_refused_total",
+      help: "Requests a page rendered in the browser made that were refused (SSRF, robots.txt, a method other than GET, the per-render cap, WebSockets), by source.",
+      labelNames: ["source"],
+    }),
     fetchBytes: counter(registry, new LabelGuard(["source"]), {
       name: "wirewatch_fetch_bytes_total",
       help: "Decompressed body bytes received by fetch attempts, by source.",
@@ -207,17 +265,6 @@ export function defineOwnMetrics(registry: Registry) {
     breakerTransitions: counter(registry, new LabelGuard([], { to: BREAKER_TRANSITIONS }), {
       name: "wirewatch_breaker_transitions_total",
       help: "Circuit breaker transitions by the state entered: open (opened or reopened after a failed probe), closed, disabled.",
-    pageLookCpu: histogram(registry, new LabelGuard([], { mode: ["http", "browser"] }), {
-      name: "wirewatch_page_look_cpu_seconds",
-      help: "CPU time of one look at a page source, by how it was read: http (reading the HTML as served, in this process) or browser (the headless renderer's main-thread task time).",
-      labelNames: ["mode"],
-      buckets: PAGE_CPU_BUCKETS,
-    }),
-    browserRequestsRefused: counter(registry, new LabelGuard(["source"]), {
-      name: "wirewatch_browser_requests_refused_total",
-      help: "Requests a page rendered in the browser made that were refused (SSRF, robots.txt, a method other than GET, the per-render cap, WebSockets), by source.",
-      labelNames: ["source"],
-    }),
       labelNames: ["to"],
     }),
     streamConnections: counter(registry, new LabelGuard(["source", "collector"]), {
@@ -387,10 +434,42 @@ export function defineOwnMetrics(registry: Registry) {
       help: "1 while this process serves from its own memory because Redis (REDIS_URL) failed, else 0; absent before the process chose a store.",
       registers: [registry],
     }),
+    websubPushes: counter(registry, new LabelGuard(["source"], { outcome: WEBSUB_PUSH_OUTCOMES }), {
+      name: "wirewatch_websub_pushes_total",
+      help: 'Pushes to WebSub callbacks answered by this process, by source ("unknown" when the callback names no subscription) and outcome: accepted (signed, read, written), missing_signature, bad_signature, unknown_callback, not_subscribed and source_off (410), parse_error, too_large (over 10 MiB), not_written (503, the hub retries).',
+      labelNames: ["source", "outcome"],
+    }),
+    websubStoreSeconds: histogram(registry, new LabelGuard([]), {
+      name: "wirewatch_websub_push_store_seconds",
+      help: "From an accepted push's arrival at the callback to its entries written (signature check, parse and writer included).",
+      labelNames: [],
+      buckets: WEBSUB_STORE_BUCKETS,
+    }),
+    websubVerifications: counter(
+      registry,
+      new LabelGuard([], { mode: WEBSUB_VERIFY_MODES, outcome: WEBSUB_VERIFY_OUTCOMES }),
+      {
+        name: "wirewatch_websub_verifications_total",
+        help: "WebSub intent verifications by mode (subscribe, renewals included; unsubscribe) and outcome: verified (challenge echoed), denied (the hub refused the subscription), failed (no verification within 10 minutes of the request), refused (a verification answered 404: nothing waited for it).",
+        labelNames: ["mode", "outcome"],
+      },
+    ),
+    websubRenewals: counter(registry, new LabelGuard([], { outcome: WEBSUB_RENEWAL_OUTCOMES }), {
+      name: "wirewatch_websub_lease_renewals_total",
+      help: "WebSub lease renewals settled, by outcome: renewed (the hub verified it), refused (the hub answered the request without a 2xx), unreachable, unverified (never verified within 10 minutes). One that did not succeed is asked again a minute later.",
+      labelNames: ["outcome"],
+    }),
   };
   // The write buffer exists in every worker process: show its series at 0 from the start.
   own.waits.inc({ stage: "store" }, 0);
   own.dropped.inc({ stage: "store" }, 0);
+  // WebSub's enumerated series too (a handful), so increase() sees the first denial or failed
+  // renewal and an alert on it can fire.
+  for (const mode of ["subscribe", "unsubscribe"]) {
+    for (const outcome of WEBSUB_VERIFY_OUTCOMES) own.websubVerifications.inc({ mode, outcome }, 0);
+  }
+  for (const outcome of WEBSUB_RENEWAL_OUTCOMES) own.websubRenewals.inc({ outcome }, 0);
+  own.websubStoreSeconds.zero({});
   return own;
 }
 
@@ -848,6 +927,32 @@ export function defineDbMetrics(
     "The newest finished read model version (read_model_builds); 0 before the first build.",
     [],
     (g, s) => g.set(s.readModel.version ?? 0),
+  );
+  // WebSub (workers/websub), from websub_subscriptions.
+  gauge(
+    "wirewatch_websub_subscriptions",
+    "WebSub subscriptions by state (websub_subscriptions, one row per feed looked at): no_hub (none advertised), pending (asked, not verified), active, denied, failed, unsubscribing, unsubscribed.",
+    ["state"],
+    (g, s) => {
+      for (const state of WEBSUB_STATES) {
+        g.set({ state }, s.websub.states.find((r) => r.state === state)?.n ?? 0);
+      }
+    },
+  );
+  gauge(
+    "wirewatch_websub_renewals_due",
+    "Active WebSub subscriptions past their renewal time (80 % of the lease) and not renewed: upkeep asks within a minute and the hub verifies within seconds, so one due for long is a renewal that keeps failing, or upkeep that is not running.",
+    [],
+    (g, s) => g.set(s.websub.renewalsDue),
+  );
+  dbCounter(
+    "wirewatch_websub_rejected_pushes_total",
+    "Pushes refused before anything was written (signature missing or bad, not a feed, over 10 MiB), by source, from websub_subscriptions: totals kept in the rows, whichever process answered, for every feed that ever had a callback.",
+    ["source"],
+    (c, s) => {
+      const b = new LabelGuard(["source"]);
+      for (const r of s.websub.rejected) c.inc(b.labels({ source: r.source }), r.n);
+    },
   );
   return { addClaimLag: claimLagAdder(lag) };
 }

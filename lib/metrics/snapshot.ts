@@ -65,6 +65,15 @@ export interface Snapshot {
   };
   /** The newest finished build of the read model (read_model_builds); nulls before the first. */
   readModel: { version: number | null; ageSeconds: number | null };
+  /**
+   * websub_subscriptions by state, the active ones past their renewal time, and each subscribed
+   * feed's refused pushes (rows that ever had a callback, so a first refusal is an increase).
+   */
+  websub: {
+    states: { state: string; n: number }[];
+    renewalsDue: number;
+    rejected: { source: string; n: number }[];
+  };
   extraction: {
     /** Each paid provider's UTC day (lib/dashboard/costs.ts budgetStates). */
     budgets: { provider: string; spentUsd: number; budgetUsd: number | null; exhausted: boolean }[];
@@ -136,6 +145,7 @@ export async function readSnapshot(db: Database): Promise<Snapshot> {
   const embedding = await readEmbedding(db);
   const extraction = await readExtraction(db, embedding.canonical);
   const readModel = await readReadModel(db);
+  const websub = await readWebSub(db);
   return {
     queues,
     breakers: breakers ?? { open: 0, halfOpen: 0 },
@@ -158,6 +168,29 @@ export async function readSnapshot(db: Database): Promise<Snapshot> {
     embedding,
     extraction,
     readModel,
+    websub,
+  };
+}
+
+/**
+ * WebSub's subscriptions: one row per feed source looked at (tens to thousands), counted by state
+ * in one pass (the due renewals among the active ones with it); then the refused pushes of the
+ * feeds that ever had a callback token, at most LIMITS.sources of them, as the per-source gauges.
+ */
+async function readWebSub(db: Database): Promise<Snapshot["websub"]> {
+  const states = await db.prisma.$queryRaw<
+    (Snapshot["websub"]["states"][number] & { due: number })[]
+  >`
+    SELECT state, count(*)::int AS n,
+           (count(*) FILTER (WHERE state = 'active' AND renew_at <= now()))::int AS due
+    FROM websub_subscriptions GROUP BY state ORDER BY state LIMIT 50`;
+  const rejected = await db.prisma.$queryRaw<Snapshot["websub"]["rejected"]>`
+    SELECT source_id AS source, rejected_pushes::float8 AS n FROM websub_subscriptions
+    WHERE token IS NOT NULL ORDER BY source_id LIMIT ${LIMITS.sources}`;
+  return {
+    states: states.map(({ state, n }) => ({ state, n })),
+    renewalsDue: states.reduce((sum, r) => sum + r.due, 0),
+    rejected,
   };
 }
 

@@ -126,6 +126,14 @@ export function subscribeMetrics(m: OwnMetrics): () => void {
     on("story:notification", (e) =>
       m.storyNotifications.inc({ ...e, source: e.source || "unknown" }),
     ),
+    on("websub:push", (e) => {
+      m.websubPushes.inc(e);
+      if (e.storeSeconds !== null && Number.isFinite(e.storeSeconds) && e.storeSeconds >= 0) {
+        m.websubStoreSeconds.observe({}, e.storeSeconds);
+      }
+    }),
+    on("websub:verification", (e) => m.websubVerifications.inc(e)),
+    on("websub:renewal", (e) => m.websubRenewals.inc(e)),
   ];
   return () => {
     for (const off of offs) off();

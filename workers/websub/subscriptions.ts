@@ -1,17 +1,8 @@
 import { randomBytes } from "node:crypto";
 import type { Database } from "@/lib/db";
 
-/** A subscription's states (websub_subscriptions.state; the migration says what each means). */
-export const WEBSUB_STATES = [
-  "no_hub",
-  "pending",
-  "active",
-  "denied",
-  "failed",
-  "unsubscribing",
-  "unsubscribed",
-] as const;
-export type WebSubState = (typeof WEBSUB_STATES)[number];
+/** A subscription's states (websub_subscriptions.state), shared with the metrics. */
+export { WEBSUB_STATES, type WebSubState } from "@/lib/codes";
 
 /** Renewal at 80 % of the granted lease: a failed renewal leaves a fifth of it to retry in. */
 export const RENEW_AT_SHARE = 0.8;
