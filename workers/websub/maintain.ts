@@ -1,9 +1,11 @@
 import type { Database } from "@/lib/db";
+import { emit } from "@/lib/events";
 import { logger } from "@/lib/logger";
 import { FetchError } from "@/workers/fetcher/classify";
 import type { AddressPolicy } from "@/workers/fetcher/resolveChecked";
 import { robotsRefusal } from "@/workers/fetcher/robots";
 import { fetcherDeps, guardedGet } from "@/workers/fetcher/settle";
+import { auditWebSub, WEBSUB_AUDIT_ACTIONS } from "./audit";
 import { type Advertised, discoverHub } from "./discover";
 import { type HubAnswer, type HubRequest, sendHubRequest } from "./hubRequest";
 import { callbackUrl, newSecret, newToken } from "./subscriptions";
@@ -69,35 +71,7 @@ export async function maintainSubscriptions(
   const discover = options.discover ?? ((feed: FeedToCheck) => discoverByFetching(db, feed));
   const askHub = options.askHub ?? sendHubRequest;
 
-  // Requests the hub never verified: failed (subscribe) or given up (unsubscribe; the lease
-  // runs out at the hub anyway, and a push to an unsubscribed row is refused with 410).
-  const stale = new Date(now.getTime() - VERIFY_WITHIN_MS);
-  summary.failed += (
-    await db.prisma.websubSubscription.updateMany({
-      where: { pendingMode: "subscribe", state: "pending", requestedAt: { lt: stale } },
-      data: {
-        state: "failed",
-        pendingMode: null,
-        lastError: "the hub did not verify intent within 10 minutes",
-        updatedAt: now,
-      },
-    })
-  ).count;
-  await db.prisma.websubSubscription.updateMany({
-    where: { pendingMode: "unsubscribe", requestedAt: { lt: stale } },
-    data: {
-      state: "unsubscribed",
-      pendingMode: null,
-      lastError: "the hub did not verify the unsubscription",
-      updatedAt: now,
-    },
-  });
-  // A renewal the hub never verified: the subscription stays active until its lease ends and
-  // is asked again on the next round.
-  await db.prisma.websubSubscription.updateMany({
-    where: { pendingMode: "subscribe", state: "active", requestedAt: { lt: stale } },
-    data: { pendingMode: null, lastError: "the hub did not verify the renewal", updatedAt: now },
-  });
+  summary.failed += await settleUnverified(db, now);
 
   const sources = await db.prisma.source.findMany({
     where: { enabled: true, kind: "feed", url: { not: null } },
@@ -129,7 +103,7 @@ export async function maintainSubscriptions(
       continue;
     }
     if (row?.state === "active" && row.pendingMode === null && row.renewAt && row.renewAt <= now) {
-      const asked = await ask(db, feed.id, askHub, feed, now, {
+      const asked = await ask(db, feed.id, askHub, feed, now, "renew", {
         hub: row.hub as string,
         mode: "subscribe",
         topic: row.topic as string,
@@ -153,6 +127,7 @@ export async function maintainSubscriptions(
       askHub,
       { id: row.sourceId, url: row.topic as string, allowPrivate: source?.allowPrivate ?? false },
       now,
+      "unsubscribe",
       {
         hub: row.hub as string,
         mode: "unsubscribe",
@@ -213,7 +188,7 @@ async function subscribeAfresh(
     checkedAt: now,
     updatedAt: now,
   });
-  const asked = await ask(db, feed.id, askHub, feed, now, {
+  const asked = await ask(db, feed.id, askHub, feed, now, "subscribe", {
     hub: advertised.hub,
     mode: "subscribe",
     topic,
@@ -225,9 +200,65 @@ async function subscribeAfresh(
 }
 
 /**
+ * Requests the hub never verified within VERIFY_WITHIN_MS, each settled in one statement that
+ * returns the rows it moved (so two processes running a round count each row once): a first
+ * subscription fails (retried after an hour); an unsubscription is given up (the lease runs out at
+ * the hub anyway, and a push to an unsubscribed row is refused with 410); a renewal leaves the
+ * subscription active until its lease ends and is asked again on the next round. Returns how many
+ * subscriptions failed.
+ */
+async function settleUnverified(db: Database, now: Date): Promise<number> {
+  const stale = new Date(now.getTime() - VERIFY_WITHIN_MS);
+  type Moved = { sourceId: string; hub: string | null; lastError: string };
+  const failed = await db.prisma.$queryRaw<Moved[]>`
+    UPDATE websub_subscriptions
+    SET state = 'failed', pending_mode = NULL,
+        last_error = 'the hub did not verify intent within 10 minutes',
+        updated_at = ${now}::timestamptz
+    WHERE pending_mode = 'subscribe' AND state = 'pending' AND requested_at < ${stale}::timestamptz
+    RETURNING source_id AS "sourceId", hub, last_error AS "lastError"`;
+  const givenUp = await db.prisma.$queryRaw<Moved[]>`
+    UPDATE websub_subscriptions
+    SET state = 'unsubscribed', pending_mode = NULL,
+        last_error = 'the hub did not verify the unsubscription', updated_at = ${now}::timestamptz
+    WHERE pending_mode = 'unsubscribe' AND requested_at < ${stale}::timestamptz
+    RETURNING source_id AS "sourceId", hub, last_error AS "lastError"`;
+  const unrenewed = await db.prisma.$queryRaw<Moved[]>`
+    UPDATE websub_subscriptions
+    SET pending_mode = NULL, last_error = 'the hub did not verify the renewal',
+        updated_at = ${now}::timestamptz
+    WHERE pending_mode = 'subscribe' AND state = 'active' AND requested_at < ${stale}::timestamptz
+    RETURNING source_id AS "sourceId", hub, last_error AS "lastError"`;
+  for (const r of failed) {
+    emit("websub:verification", { source: r.sourceId, mode: "subscribe", outcome: "failed" });
+    await auditWebSub(db, {
+      action: WEBSUB_AUDIT_ACTIONS.failed,
+      sourceId: r.sourceId,
+      hub: r.hub,
+      detail: { reason: "unverified", message: r.lastError },
+    });
+  }
+  for (const r of givenUp) {
+    emit("websub:verification", { source: r.sourceId, mode: "unsubscribe", outcome: "failed" });
+    await auditWebSub(db, {
+      action: WEBSUB_AUDIT_ACTIONS.unsubscribed,
+      sourceId: r.sourceId,
+      hub: r.hub,
+      detail: { verified: false, message: r.lastError },
+    });
+  }
+  for (const r of unrenewed) {
+    emit("websub:verification", { source: r.sourceId, mode: "subscribe", outcome: "failed" });
+    emit("websub:renewal", { source: r.sourceId, outcome: "unverified" });
+  }
+  return failed.length;
+}
+
+/**
  * Sends one request to the hub and records that it is pending (the verification GET may arrive
  * before the hub's 202 does, so the pending mode is written first). A refusal or an unreachable
- * hub is written on the row.
+ * hub is written on the row; a renewal's is counted (`websub:renewal`), a first subscription's
+ * and an unsubscription's recorded on the Audit page.
  */
 async function ask(
   db: Database,
@@ -235,6 +266,7 @@ async function ask(
   askHub: NonNullable<MaintainOptions["askHub"]>,
   feed: FeedToCheck,
   now: Date,
+  purpose: "subscribe" | "renew" | "unsubscribe",
   request: HubRequest & { hub: string },
 ): Promise<boolean> {
   const { hub, ...rest } = request;
@@ -248,12 +280,14 @@ async function ask(
     },
   });
   let problem: string | null = null;
+  let unreachable = false;
   try {
     const answer = await askHub(hub, rest, { allowPrivate: feed.allowPrivate });
     if (answer.status < 200 || answer.status >= 300) {
       problem = `hub answered ${answer.status}${answer.detail ? `: ${answer.detail}` : ""}`;
     }
   } catch (err) {
+    unreachable = true;
     problem = err instanceof FetchError ? err.message : `hub: ${(err as Error).message}`;
   }
   if (!problem) return true;
@@ -265,20 +299,35 @@ async function ask(
   // renewal that failed leaves the live subscription alone (the next round asks again); a first
   // subscription fails; an unsubscription is given up (the hub's lease runs out by itself).
   const settled = { pendingMode: null, lastError: problem.slice(0, 500), updatedAt: now };
-  if (request.mode === "unsubscribe") {
-    await db.prisma.websubSubscription.updateMany({
+  const detail = { reason: unreachable ? "hub_unreachable" : "hub_refused", message: problem };
+  if (purpose === "unsubscribe") {
+    const given = await db.prisma.websubSubscription.updateMany({
       where: { sourceId, pendingMode: "unsubscribe" },
       data: { ...settled, state: "unsubscribed" },
     });
-  } else {
-    await db.prisma.websubSubscription.updateMany({
-      where: { sourceId, pendingMode: "subscribe", state: "pending" },
-      data: { ...settled, state: "failed" },
-    });
-    await db.prisma.websubSubscription.updateMany({
-      where: { sourceId, pendingMode: "subscribe", state: "active" },
-      data: settled,
-    });
+    if (given.count > 0) {
+      await auditWebSub(db, {
+        action: WEBSUB_AUDIT_ACTIONS.unsubscribed,
+        sourceId,
+        hub,
+        detail: { ...detail, verified: false },
+      });
+    }
+    return false;
+  }
+  const failed = await db.prisma.websubSubscription.updateMany({
+    where: { sourceId, pendingMode: "subscribe", state: "pending" },
+    data: { ...settled, state: "failed" },
+  });
+  const kept = await db.prisma.websubSubscription.updateMany({
+    where: { sourceId, pendingMode: "subscribe", state: "active" },
+    data: settled,
+  });
+  if (failed.count > 0) {
+    await auditWebSub(db, { action: WEBSUB_AUDIT_ACTIONS.failed, sourceId, hub, detail });
+  }
+  if (purpose === "renew" && kept.count > 0) {
+    emit("websub:renewal", { source: sourceId, outcome: unreachable ? "unreachable" : "refused" });
   }
   return false;
 }

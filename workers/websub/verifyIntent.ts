@@ -1,5 +1,7 @@
 import type { Database } from "@/lib/db";
+import { type EventMap, emit } from "@/lib/events";
 import { logger } from "@/lib/logger";
+import { auditWebSub, WEBSUB_AUDIT_ACTIONS } from "./audit";
 import { RENEW_AT_SHARE, subscriptionByToken } from "./subscriptions";
 
 export interface IntentAnswer {
@@ -13,6 +15,24 @@ const MAX_CHALLENGE_CHARS = 1000;
 
 const NOT_OURS: IntentAnswer = { status: 404, body: "" };
 
+type VerifiedMode = EventMap["websub:verification"]["mode"];
+
+/** hub.mode as the metric's label: a denial is about a subscription; anything else is "other". */
+function modeOf(params: URLSearchParams): VerifiedMode {
+  const mode = params.get("hub.mode");
+  if (mode === "subscribe" || mode === "denied") return "subscribe";
+  return mode === "unsubscribe" ? "unsubscribe" : "other";
+}
+
+/**
+ * A verification at a callback that cannot be ours (a malformed token): 404, counted as refused,
+ * no database read.
+ */
+export function unknownVerification(params: URLSearchParams): IntentAnswer {
+  emit("websub:verification", { source: "unknown", mode: modeOf(params), outcome: "refused" });
+  return NOT_OURS;
+}
+
 /**
  * GET on the callback (WebSub §5.3): the hub asks whether we meant to (un)subscribe. The
  * challenge is echoed only when this callback's token names a subscription that is waiting for
@@ -20,6 +40,9 @@ const NOT_OURS: IntentAnswer = { status: 404, body: "" };
  * callback to confirm a subscription we did not ask for. The state moves in one conditional
  * update (the pending mode is the guard), so two racing verifications confirm once.
  * `hub.mode=denied` (§5.2) records the hub's refusal and its reason.
+ *
+ * Each answer is a `websub:verification` event (a confirmed renewal a `websub:renewal` too); a
+ * new subscription, a denial and an unsubscription are recorded on the Audit page.
  */
 export async function verifyIntent(
   db: Database,
@@ -30,7 +53,14 @@ export async function verifyIntent(
   const mode = params.get("hub.mode");
   const topic = params.get("hub.topic");
   const row = await subscriptionByToken(db, token);
-  if (!row || !topic || row.topic !== topic) return NOT_OURS;
+  const source = row?.sourceId ?? "unknown";
+  const settled = (outcome: EventMap["websub:verification"]["outcome"]) =>
+    emit("websub:verification", { source, mode: modeOf(params), outcome });
+  const notOurs = () => {
+    settled("refused");
+    return NOT_OURS;
+  };
+  if (!row || !topic || row.topic !== topic) return notOurs();
 
   if (mode === "denied") {
     const reason = params.get("hub.reason")?.slice(0, 300) ?? "no reason given";
@@ -43,11 +73,15 @@ export async function verifyIntent(
         updatedAt: now,
       },
     });
-    if (denied.count === 0) return NOT_OURS;
-    logger().warn(
-      { source: row.sourceId, hub: row.hub, reason },
-      "websub: the hub denied the subscription",
-    );
+    if (denied.count === 0) return notOurs();
+    logger().warn({ source, hub: row.hub, reason }, "websub: the hub denied the subscription");
+    settled("denied");
+    await auditWebSub(db, {
+      action: WEBSUB_AUDIT_ACTIONS.denied,
+      sourceId: source,
+      hub: row.hub,
+      detail: { reason, topic },
+    });
     return { status: 200, body: "" };
   }
 
@@ -58,7 +92,7 @@ export async function verifyIntent(
     challenge.length > MAX_CHALLENGE_CHARS ||
     row.pendingMode !== mode
   ) {
-    return NOT_OURS;
+    return notOurs();
   }
 
   if (mode === "subscribe") {
@@ -79,7 +113,20 @@ export async function verifyIntent(
         updatedAt: now,
       },
     });
-    return confirmed.count === 1 ? { status: 200, body: challenge } : NOT_OURS;
+    if (confirmed.count !== 1) return notOurs();
+    settled("verified");
+    // An active row waiting for a subscribe verification is a renewal (same token and secret).
+    if (row.state === "active") {
+      emit("websub:renewal", { source, outcome: "renewed" });
+    } else {
+      await auditWebSub(db, {
+        action: WEBSUB_AUDIT_ACTIONS.subscribed,
+        sourceId: source,
+        hub: row.hub,
+        detail: { topic, leaseSeconds: lease },
+      });
+    }
+    return { status: 200, body: challenge };
   }
 
   const confirmed = await db.prisma.websubSubscription.updateMany({
@@ -92,5 +139,13 @@ export async function verifyIntent(
       updatedAt: now,
     },
   });
-  return confirmed.count === 1 ? { status: 200, body: challenge } : NOT_OURS;
+  if (confirmed.count !== 1) return notOurs();
+  settled("verified");
+  await auditWebSub(db, {
+    action: WEBSUB_AUDIT_ACTIONS.unsubscribed,
+    sourceId: source,
+    hub: row.hub,
+    detail: { topic, verified: true },
+  });
+  return { status: 200, body: challenge };
 }

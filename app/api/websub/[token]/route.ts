@@ -1,8 +1,13 @@
 import { readBodyBytes } from "@/lib/api/body";
 import { apiError, json } from "@/lib/api/respond";
 import { getDb } from "@/lib/db";
-import { PUSH_MAX_BYTES, receivePush } from "@/workers/websub/receivePush";
-import { verifyIntent } from "@/workers/websub/verifyIntent";
+import {
+  PUSH_MAX_BYTES,
+  receivePush,
+  refuseOversizedPush,
+  unknownCallback,
+} from "@/workers/websub/receivePush";
+import { unknownVerification, verifyIntent } from "@/workers/websub/verifyIntent";
 
 export const dynamic = "force-dynamic";
 
@@ -19,9 +24,10 @@ const TOKEN = /^[A-Za-z0-9_-]{43}$/;
  */
 export async function GET(request: Request, { params }: Params): Promise<Response> {
   const { token } = await params;
+  const query = new URL(request.url).searchParams;
   const answer = TOKEN.test(token)
-    ? await verifyIntent(await getDb(), token, new URL(request.url).searchParams)
-    : null;
+    ? await verifyIntent(await getDb(), token, query)
+    : unknownVerification(query);
   if (answer?.status !== 200) {
     return apiError(404, "not_found", "no subscription is waiting for this verification");
   }
@@ -47,20 +53,27 @@ function pushAnswer(
 
 /**
  * POST /api/websub/:token: a hub's push (WebSub §7). The raw body is read first (at most 10 MiB,
- * else 413), because X-Hub-Signature covers its exact bytes; a missing or bad signature is 403
- * and counted, never written; a signed feed goes through the parser and the writer as a poll's
- * would (workers/websub/receivePush.ts). 503 when the database is away, so the hub retries.
+ * else 413, counted on its subscription), because X-Hub-Signature covers its exact bytes; a
+ * missing or bad signature is 403 and counted, never written; a signed feed goes through the
+ * parser and the writer as a poll's would (workers/websub/receivePush.ts, which also counts every
+ * push for the metrics). 503 when the database is away, so the hub retries.
  */
 export async function POST(request: Request, { params }: Params): Promise<Response> {
+  const receivedAt = performance.now();
   const { token } = await params;
   const read = await readBodyBytes(request, { limit: PUSH_MAX_BYTES });
-  if (!read.ok) return read.response;
+  if (!read.ok) {
+    if (read.response.status === 413 && TOKEN.test(token)) {
+      await getDb().then(
+        (db) => refuseOversizedPush(db, token),
+        () => {},
+      );
+    }
+    return read.response;
+  }
   if (!TOKEN.test(token)) {
-    return pushAnswer(404, {
-      outcome: "rejected",
-      reason: "unknown_callback",
-      message: "no subscription at this callback",
-    });
+    const answer = unknownCallback();
+    return pushAnswer(answer.status, answer.body);
   }
   let db: Awaited<ReturnType<typeof getDb>>;
   try {
@@ -76,7 +89,11 @@ export async function POST(request: Request, { params }: Params): Promise<Respon
       { "retry-after": "5" },
     );
   }
-  const answer = await receivePush(db, token, { headers: request.headers, body: read.value });
+  const answer = await receivePush(db, token, {
+    headers: request.headers,
+    body: read.value,
+    receivedAt,
+  });
   return pushAnswer(
     answer.status,
     answer.body,
