@@ -28,7 +28,7 @@ export function PageReading({
 }) {
   const now = Date.now();
   return (
-    <section className={styles.panel} data-testid="page-reading">
+    <section className={`${styles.panel} ${styles.reading}`} data-testid="page-reading">
       <h3>Reading the page: {MODE_NAMES[reading.render]}</h3>
       {reading.modes.length === 0 ? (
         <p className={styles.sub}>No look at the page in the last day.</p>
@@ -141,6 +141,18 @@ function BrowserOffer({ sourceId, editable }: { sourceId: string; editable: bool
                 of CPU, {ms(p.wallMs)}, {p.requests} requests
                 {p.blocked ? `, ${p.blocked} refused` : ""}.
               </p>
+              {p.blockedDetail.length ? (
+                <details>
+                  <summary>Refused requests</summary>
+                  <ul className={styles.sub}>
+                    {p.blockedDetail.map((d) => (
+                      <li key={`${d.url} ${d.reason}`}>
+                        <code>{d.url}</code>: {d.reason}
+                      </li>
+                    ))}
+                  </ul>
+                </details>
+              ) : null}
               <ul className={styles.sub}>
                 {p.headlines.slice(0, 5).map((h) => (
                   <li key={h.link}>{h.title}</li>
