@@ -19,6 +19,20 @@ describe("configuration", () => {
     expect(attempt).toThrow(/DATABASE_POOL_SIZE/);
   });
 
+  it("renders pages with the system Chromium, two at a time, unless told otherwise", () => {
+    expect(parseConfig({})).toMatchObject({ WIREWATCH_BROWSER_CONTEXTS: 2 });
+    expect(parseConfig({}).WIREWATCH_CHROMIUM).toBeUndefined();
+    expect(
+      parseConfig({ WIREWATCH_CHROMIUM: "/opt/chrome/chrome", WIREWATCH_BROWSER_CONTEXTS: "4" }),
+    ).toMatchObject({ WIREWATCH_CHROMIUM: "/opt/chrome/chrome", WIREWATCH_BROWSER_CONTEXTS: 4 });
+    expect(() => parseConfig({ WIREWATCH_CHROMIUM: "chromium" })).toThrow(
+      /WIREWATCH_CHROMIUM: must be an absolute path/,
+    );
+    expect(() => parseConfig({ WIREWATCH_BROWSER_CONTEXTS: "0" })).toThrow(
+      /WIREWATCH_BROWSER_CONTEXTS/,
+    );
+  });
+
   it("embeds with the shipped model by default, with the shipped fallback for http", () => {
     const c = parseConfig({});
     expect(c.WIREWATCH_EMBEDDING_MODEL).toBe("shipped");

@@ -95,6 +95,16 @@ const schema = z.object({
     .max(30 * 86_400)
     .default(7 * 86_400),
   /**
+   * The Chromium that renders page sources marked "render": "browser" (workers/fetcher/browser.ts).
+   * Unset: Debian's /usr/bin/chromium, else chromium-browser or google-chrome where installed.
+   */
+  WIREWATCH_CHROMIUM: z
+    .string()
+    .refine((p) => p.startsWith("/"), { message: "must be an absolute path to a Chromium binary" })
+    .optional(),
+  /** Pages rendered at once, each in a fresh browser context; a render takes most of a core. */
+  WIREWATCH_BROWSER_CONTEXTS: z.coerce.number().int().min(1).max(16).default(2),
+  /**
    * The Host names (with any port) the app answers; any other is refused with 421, so a page
    * that rebinds its own name to this machine's address cannot read it (docs/decisions/013).
    * Always allowed besides: localhost, 127.0.0.1, [::1] and the host of WIREWATCH_URL.

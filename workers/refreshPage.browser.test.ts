@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 import { type Simulator, startSimulator } from "@/simulator/server";
 import { type SourceRef, toSourceRef } from "@/workers/collectors/sourceRef";
-import { BrowserPool, chromiumPath } from "@/workers/fetcher/browser";
+import { BrowserPool, BrowserUnavailableError, chromiumPath } from "@/workers/fetcher/browser";
 import { RateBudget } from "@/workers/fetcher/rateBudget";
 import { sourceSchema } from "@/workers/sources/sourcesFile";
 import { syncSources } from "@/workers/sources/syncSources";
@@ -156,6 +156,40 @@ describe.skipIf(!chromium)("the browser fetch path", () => {
         const seconds = ((times[j] as number) - (times[i] as number) + 350) / 1000;
         expect(j - i + 1).toBeLessThanOrEqual(burst + ratePerSecond * seconds + 1e-9);
       }
+    }
+  }, 60_000);
+});
+
+describe("without a Chromium", () => {
+  it("a rendered look fails its job with the reason, and the source's breaker hears nothing", async () => {
+    const local = await createTestDatabase();
+    const server = await startSimulator({ seed: 3, manual: true });
+    const missing = new BrowserPool({ executablePath: "/nonexistent/chromium" });
+    try {
+      await syncSources(local, [
+        sourceSchema.parse({
+          id: "js",
+          name: "Scripted",
+          kind: "page",
+          url: `${server.url}/s/wire-js/`,
+          allowPrivate: true,
+          render: "browser",
+        }),
+      ]);
+      const row = await local.prisma.source.findUniqueOrThrow({ where: { id: "js" } });
+      const ref = toSourceRef(row) as SourceRef;
+      expect(ref.render).toBe("browser");
+      const look = refreshPage(local, ref, "A", null, { robots: false }, undefined, {
+        browser: missing,
+      });
+      await expect(look).rejects.toThrow(BrowserUnavailableError);
+      await expect(look).rejects.toThrow(/WIREWATCH_CHROMIUM names \/nonexistent\/chromium/);
+      const state = await local.prisma.sourceState.findUniqueOrThrow({ where: { sourceId: "js" } });
+      expect(state).toMatchObject({ breakerFailures: 0, breakerState: "closed" });
+      expect(await local.prisma.pageLook.count()).toBe(0);
+    } finally {
+      await server.stop();
+      await local.drop();
     }
   }, 60_000);
 });

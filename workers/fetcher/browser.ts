@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import pLimit, { type LimitFunction } from "p-limit";
 import type { Browser, BrowserContext, Page, Route } from "playwright-core";
+import { config } from "@/lib/config";
 import { USER_AGENT } from "./userAgent";
 
 /**
@@ -12,14 +13,9 @@ import { USER_AGENT } from "./userAgent";
  * nothing, so a request interception could miss (a prefetch, a WebSocket) cannot dial out either.
  */
 
-/** The system Chromium: Debian's package, or what WIREWATCH_CHROMIUM names. */
-export function chromiumPath(env: NodeJS.ProcessEnv = process.env): string | null {
-  const candidates = [
-    env.WIREWATCH_CHROMIUM,
-    "/usr/bin/chromium",
-    "/usr/bin/chromium-browser",
-    "/usr/bin/google-chrome",
-  ];
+/** The system Chromium: Debian's package, else another common install. */
+export function chromiumPath(): string | null {
+  const candidates = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"];
   return candidates.find((p): p is string => !!p && existsSync(p)) ?? null;
 }
 
@@ -63,10 +59,16 @@ export class BrowserPool {
   #browser: Promise<Browser> | null = null;
   #idle: NodeJS.Timeout | undefined;
   #active = 0;
+  #missing = "no Chromium found: install Debian's chromium or set WIREWATCH_CHROMIUM to its path";
 
   constructor(options: BrowserPoolOptions = {}) {
     this.#limit = pLimit(Math.max(1, options.contexts ?? 2));
     this.#executablePath = options.executablePath ?? chromiumPath();
+    if (options.executablePath && !existsSync(options.executablePath)) {
+      // Said at once, not at the first render: a configured path that is wrong is a typo.
+      this.#executablePath = null;
+      this.#missing = `WIREWATCH_CHROMIUM names ${options.executablePath}, which does not exist`;
+    }
     this.#idleCloseMs = options.idleCloseMs ?? 60_000;
   }
 
@@ -111,11 +113,7 @@ export class BrowserPool {
     if (this.#browser) return this.#browser;
     const executablePath = this.#executablePath;
     if (!executablePath) {
-      return Promise.reject(
-        new BrowserUnavailableError(
-          "no Chromium found: install Debian's chromium or set WIREWATCH_CHROMIUM to its path",
-        ),
-      );
+      return Promise.reject(new BrowserUnavailableError(this.#missing));
     }
     const launching = import("playwright-core").then(async ({ chromium }) => {
       const browser = await chromium.launch({
@@ -141,12 +139,15 @@ export class BrowserPool {
 
 const globalForPool = globalThis as unknown as { wirewatchBrowserPool?: BrowserPool };
 
-/** The process's one pool (WIREWATCH_BROWSER_CONTEXTS renders at once, default 2). */
+/** The process's one pool, as configured (WIREWATCH_CHROMIUM, WIREWATCH_BROWSER_CONTEXTS). */
 export function sharedBrowserPool(): BrowserPool {
-  const contexts = Number(process.env.WIREWATCH_BROWSER_CONTEXTS);
-  globalForPool.wirewatchBrowserPool ??= new BrowserPool(
-    Number.isInteger(contexts) && contexts > 0 ? { contexts } : {},
-  );
+  if (!globalForPool.wirewatchBrowserPool) {
+    const settings = config();
+    globalForPool.wirewatchBrowserPool = new BrowserPool({
+      contexts: settings.WIREWATCH_BROWSER_CONTEXTS,
+      ...(settings.WIREWATCH_CHROMIUM ? { executablePath: settings.WIREWATCH_CHROMIUM } : {}),
+    });
+  }
   return globalForPool.wirewatchBrowserPool;
 }
 
