@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
-import { listSources, sourceDetail } from "./sources";
-import { seedDownAndFine, seedSource } from "./testing";
+import { ATTEMPT_MAX_POINTS, attemptBucketSeconds, listSources, sourceDetail } from "./sources";
+import { minutesBefore, seedDownAndFine, seedSource } from "./testing";
 
 let db: TestDatabase;
 const now = new Date();
@@ -51,6 +51,88 @@ describe("sourceDetail", () => {
       ].sort((a, b) => b.count - a.count || a.code.localeCompare(b.code)),
     );
     expect(await sourceDetail(db, "nope")).toBeNull();
+  });
+});
+
+describe("sourceDetail over a window", () => {
+  const HOUR = 60;
+  /** One attempt each, its code naming when: a code is counted only inside its window. */
+  const WEEKLY: [string, number][] = [
+    ["ok", 30],
+    ["timeout", 5 * HOUR],
+    ["http_503", 20 * HOUR],
+    ["not_modified", 3 * 24 * HOUR],
+    ["http_500", 8 * 24 * HOUR],
+  ];
+
+  beforeAll(async () => {
+    await seedSource(db, "weekly");
+    await db.prisma.fetchAttempt.createMany({
+      data: WEEKLY.map(([code, minutes]) => ({
+        sourceId: "weekly",
+        collector: "A",
+        startedAt: minutesBefore(now, minutes),
+        durationMs: 100,
+        code,
+        notModified: code === "not_modified",
+      })),
+    });
+  });
+
+  const codesOf = (d: Awaited<ReturnType<typeof sourceDetail>>) =>
+    (d?.codes ?? []).map((c) => c.code).sort();
+  const attemptsIn = (d: Awaited<ReturnType<typeof sourceDetail>>) =>
+    (d?.fetching.series ?? []).reduce((n, p) => n + p.attempts, 0);
+
+  it("keeps the hour in 5-minute buckets and the codes over a day when no window is asked", async () => {
+    const d = await sourceDetail(db, "weekly", { now });
+    expect(d?.fetching).toMatchObject({ hours: 1, bucketSeconds: 300, codesHours: 24 });
+    expect(d?.fetching.series).toEqual(d?.series);
+    expect(d?.fetching.series.length).toBe(12);
+    expect(attemptsIn(d)).toBe(1);
+    expect(codesOf(d)).toEqual(["http_503", "ok", "timeout"]);
+  });
+
+  it("draws attempts and counts codes over the same window, within 200 epoch-aligned buckets", async () => {
+    const expected = [
+      { hours: 1, bucketSeconds: 300, points: 12, codes: ["ok"] },
+      { hours: 6, bucketSeconds: 300, points: 72, codes: ["ok", "timeout"] },
+      { hours: 24, bucketSeconds: 600, points: 144, codes: ["http_503", "ok", "timeout"] },
+      {
+        hours: 168,
+        bucketSeconds: 3600,
+        points: 168,
+        codes: ["http_503", "not_modified", "ok", "timeout"],
+      },
+    ];
+    for (const { hours, bucketSeconds, points, codes } of expected) {
+      const d = await sourceDetail(db, "weekly", { now, hours });
+      expect(d?.fetching).toMatchObject({ hours, bucketSeconds, codesHours: hours });
+      const series = d?.fetching.series ?? [];
+      expect(series.length).toBe(points);
+      for (const [i, p] of series.entries()) {
+        expect(p.t % (bucketSeconds * 1000)).toBe(0);
+        if (i > 0) expect(p.t - (series[i - 1]?.t ?? 0)).toBe(bucketSeconds * 1000);
+      }
+      // The series adds up to the codes: one window for both charts.
+      expect(codesOf(d)).toEqual(codes);
+      expect(attemptsIn(d)).toBe(codes.length);
+      // The row's own figures (the Last hour fact) stay the hour's whatever the window.
+      expect(d?.lastHour.attempts).toBe(1);
+      expect(d?.series.length).toBe(12);
+    }
+    const week = await sourceDetail(db, "weekly", { now, hours: 168 });
+    const notModified = week?.fetching.series.find((p) => p.notModified > 0);
+    expect(notModified?.t).toBe(
+      Math.floor(minutesBefore(now, 3 * 24 * HOUR).getTime() / 3_600_000) * 3_600_000,
+    );
+  });
+
+  it("sizes buckets so no window, however long, has more than 200 points", () => {
+    expect([1, 6, 24, 168].map(attemptBucketSeconds)).toEqual([300, 300, 600, 3600]);
+    for (const hours of [0.5, 1, 6, 24, 48, 168, 720, 8760, 100_000]) {
+      expect((hours * 3600) / attemptBucketSeconds(hours)).toBeLessThanOrEqual(ATTEMPT_MAX_POINTS);
+    }
   });
 });
 

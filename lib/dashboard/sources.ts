@@ -5,9 +5,51 @@ import { expectedActivitySeconds, GAPS_TO_LEARN, type Health, sourceHealth } fro
 import { nextPollSeconds } from "@/lib/schedule/nextPoll";
 import { pollingNote } from "@/lib/schedule/pollNote";
 
-/** Sparkline buckets: 12 × 5 min covers the last hour and keeps a table cell readable. */
-const BUCKET_SECONDS = 300;
 const HOUR_MS = 3_600_000;
+
+/** A source page's attempts chart never has more points than this, whatever the window. */
+export const ATTEMPT_MAX_POINTS = 200;
+
+/**
+ * Bucket lengths in minutes, each a divisor of the next period a reader thinks in. Five minutes is
+ * the shortest: the hour keeps the sparkline's 12 buckets (a table cell stays readable) and a
+ * source polled every few minutes still has an attempt in most buckets.
+ */
+const ATTEMPT_BUCKET_MINUTES = [5, 10, 15, 30, 60, 120, 180, 360, 720, 1440] as const;
+
+/**
+ * The shortest bucket that keeps `hours` of attempts within ATTEMPT_MAX_POINTS: an hour and
+ * 6 hours in 5 minutes (12 and 72 points), a day in 10 minutes (144), a week in hours (168).
+ */
+export function attemptBucketSeconds(hours: number): number {
+  const minutes = hours * 60;
+  const fits = ATTEMPT_BUCKET_MINUTES.find((m) => minutes / m <= ATTEMPT_MAX_POINTS);
+  return (fits ?? Math.ceil(minutes / ATTEMPT_MAX_POINTS)) * 60;
+}
+
+/** The span an attempts series covers, up to `to`, in buckets aligned to the epoch. */
+interface AttemptWindow {
+  from: Date;
+  to: Date;
+  bucketSeconds: number;
+}
+
+const attemptWindow = (to: Date, hours: number): AttemptWindow => ({
+  from: new Date(to.getTime() - hours * HOUR_MS),
+  to,
+  bucketSeconds: attemptBucketSeconds(hours),
+});
+
+/**
+ * The whole buckets of a window, first and last by number: the partial bucket at its start is
+ * folded into the first whole one, so `hours / bucket` points whatever the time of asking.
+ */
+function bucketSpan({ from, to, bucketSeconds }: AttemptWindow): [number, number] {
+  return [
+    Math.floor(from.getTime() / 1000 / bucketSeconds) + 1,
+    Math.floor(to.getTime() / 1000 / bucketSeconds),
+  ];
+}
 
 /**
  * The admin's pause is a disabled_reason: the frontier skips a source with one (and deletes its
@@ -244,54 +286,57 @@ interface BucketRow {
 }
 
 /**
- * Fetch attempts of the last hour per source in 5-minute buckets: one range scan of
+ * Fetch attempts over a window per source in its buckets: one range scan of
  * fetch_attempts_started_idx (or of the per-source index for one source), never the whole table.
  */
 async function attemptBuckets(
   db: Database,
-  now: Date,
+  window: AttemptWindow,
   sourceId: string | null,
 ): Promise<Map<string, RatePoint[]>> {
-  const from = new Date(now.getTime() - HOUR_MS);
+  const { from, to, bucketSeconds } = window;
   const rows = await db.prisma.$queryRaw<BucketRow[]>`
     SELECT source_id,
-           floor(extract(epoch FROM started_at) / ${BUCKET_SECONDS})::int AS bucket,
+           floor(extract(epoch FROM started_at) / ${bucketSeconds})::int AS bucket,
            count(*)::int AS attempts,
            count(*) FILTER (WHERE code NOT IN ('ok', 'not_modified'))::int AS errors,
            count(*) FILTER (WHERE code = 'not_modified')::int AS not_modified
     FROM fetch_attempts
-    WHERE started_at >= ${from} AND started_at <= ${now}
+    WHERE started_at >= ${from} AND started_at <= ${to}
       AND (${sourceId}::text IS NULL OR source_id = ${sourceId}::text)
     GROUP BY 1, 2`;
-  const first = Math.floor(from.getTime() / 1000 / BUCKET_SECONDS) + 1;
-  const last = Math.floor(now.getTime() / 1000 / BUCKET_SECONDS);
+  const [first] = bucketSpan(window);
   const bySource = new Map<string, Map<number, BucketRow>>();
   for (const r of rows) {
     const m = bySource.get(r.source_id) ?? new Map<number, BucketRow>();
-    // The partial first bucket is folded into the first whole one, so the hour adds up.
+    // The partial first bucket is folded into the first whole one, so the window adds up.
     m.set(Math.max(first, r.bucket), merge(m.get(Math.max(first, r.bucket)), r));
     bySource.set(r.source_id, m);
   }
   const out = new Map<string, RatePoint[]>();
-  for (const [id, m] of bySource) {
-    const points: RatePoint[] = [];
-    for (let b = first; b <= last; b++) {
-      const r = m.get(b);
-      const attempts = r?.attempts ?? 0;
-      const errors = r?.errors ?? 0;
-      const notModified = r?.not_modified ?? 0;
-      points.push({
-        t: b * BUCKET_SECONDS * 1000,
-        attempts,
-        errors,
-        notModified,
-        errorRate: rate(errors, attempts),
-        notModifiedRate: rate(notModified, attempts),
-      });
-    }
-    out.set(id, points);
-  }
+  for (const [id, m] of bySource) out.set(id, seriesOf(window, m));
   return out;
+}
+
+/** Every bucket of the window, oldest first; a bucket without a row is zero attempts. */
+function seriesOf(window: AttemptWindow, rows: Map<number, BucketRow>): RatePoint[] {
+  const [first, last] = bucketSpan(window);
+  const points: RatePoint[] = [];
+  for (let b = first; b <= last; b++) {
+    const r = rows.get(b);
+    const attempts = r?.attempts ?? 0;
+    const errors = r?.errors ?? 0;
+    const notModified = r?.not_modified ?? 0;
+    points.push({
+      t: b * window.bucketSeconds * 1000,
+      attempts,
+      errors,
+      notModified,
+      errorRate: rate(errors, attempts),
+      notModifiedRate: rate(notModified, attempts),
+    });
+  }
+  return points;
 }
 
 function merge(a: BucketRow | undefined, b: BucketRow): BucketRow {
@@ -304,33 +349,19 @@ function merge(a: BucketRow | undefined, b: BucketRow): BucketRow {
   };
 }
 
-function emptySeries(now: Date): RatePoint[] {
-  const first = Math.floor((now.getTime() - HOUR_MS) / 1000 / BUCKET_SECONDS) + 1;
-  const last = Math.floor(now.getTime() / 1000 / BUCKET_SECONDS);
-  const points: RatePoint[] = [];
-  for (let b = first; b <= last; b++) {
-    points.push({
-      t: b * BUCKET_SECONDS * 1000,
-      attempts: 0,
-      errors: 0,
-      notModified: 0,
-      errorRate: null,
-      notModifiedRate: null,
-    });
-  }
-  return points;
-}
+const emptySeries = (window: AttemptWindow) => seriesOf(window, new Map());
 
 /** Every source with its health, breaker and last hour of fetching, in two queries. */
 export async function listSources(db: Database, now = new Date()): Promise<SourceRow[]> {
+  const hour = attemptWindow(now, 1);
   const [sources, buckets] = await Promise.all([
     db.prisma.source.findMany({
       orderBy: { id: "asc" },
       include: { state: true, collectorStatus: { orderBy: { collector: "asc" } } },
     }),
-    attemptBuckets(db, now, null),
+    attemptBuckets(db, hour, null),
   ]);
-  return sources.map((s) => toRow(s, buckets.get(s.id) ?? emptySeries(now), now));
+  return sources.map((s) => toRow(s, buckets.get(s.id) ?? emptySeries(hour), now));
 }
 
 export interface SourceDetail extends SourceRow {
@@ -360,7 +391,12 @@ export interface SourceDetail extends SourceRow {
     retry: number;
     message: string | null;
   }[];
-  /** Outcomes by code over the last 24 hours, most frequent first. */
+  /**
+   * The Fetching charts' windows: attempts over the last `hours` in buckets of `bucketSeconds`,
+   * outcomes by code over the last `codesHours` (the same when a window was asked, else 1 and 24).
+   */
+  fetching: { hours: number; bucketSeconds: number; series: RatePoint[]; codesHours: number };
+  /** Outcomes by code over the last fetching.codesHours, most frequent first. */
   codes: { code: string; count: number }[];
   /** A page: how it is read, and what each way of reading it cost over the last 24 hours. */
   reading: PageReading | null;
@@ -458,20 +494,31 @@ async function pageReading(
   };
 }
 
-/** One source, its jobs, its latest attempts (bounded) and its outcomes by code over a day. */
+/**
+ * One source, its jobs, its latest attempts (bounded), and its attempts and outcomes by code over
+ * the last `hours`; without `hours`, attempts over the hour and codes over the day. Its row's
+ * figures stay the last hour's, as in the list.
+ */
 export async function sourceDetail(
   db: Database,
   id: string,
-  { limit = 50, now = new Date() }: { limit?: number; now?: Date } = {},
+  { limit = 50, now = new Date(), hours }: { limit?: number; now?: Date; hours?: number } = {},
 ): Promise<SourceDetail | null> {
   const source = await db.prisma.source.findUnique({
     where: { id },
     include: { state: true, collectorStatus: { orderBy: { collector: "asc" } } },
   });
   if (!source) return null;
+  const seriesHours = hours ?? 1;
+  const codesHours = hours ?? 24;
+  const hour = attemptWindow(now, 1);
+  const window = attemptWindow(now, seriesHours);
+  const codesFrom = new Date(now.getTime() - codesHours * HOUR_MS);
+  // The page reading's figures are a day's whatever the window: its panel says "24 h".
   const dayAgo = new Date(now.getTime() - 24 * HOUR_MS);
-  const [buckets, jobs, attempts, codes, reading] = await Promise.all([
-    attemptBuckets(db, now, id),
+  const [lastHour, inWindow, jobs, attempts, codes, reading] = await Promise.all([
+    attemptBuckets(db, hour, id),
+    seriesHours === 1 ? null : attemptBuckets(db, window, id),
     db.prisma.job.findMany({
       where: { sourceId: id, state: { in: ["ready", "leased", "dead"] } },
       orderBy: { id: "asc" },
@@ -485,13 +532,14 @@ export async function sourceDetail(
     db.prisma.$queryRaw<{ code: string; count: number }[]>`
       SELECT code, count(*)::int AS count
       FROM fetch_attempts
-      WHERE source_id = ${id} AND started_at >= ${dayAgo} AND started_at <= ${now}
+      WHERE source_id = ${id} AND started_at >= ${codesFrom} AND started_at <= ${now}
       GROUP BY code
       ORDER BY count DESC, code`,
     source.kind === "page" ? pageReading(db, id, source.render, dayAgo) : null,
   ]);
+  const hourSeries = lastHour.get(id) ?? emptySeries(hour);
   return {
-    ...toRow(source, buckets.get(id) ?? emptySeries(now), now),
+    ...toRow(source, hourSeries, now),
     pollIntervalSeconds: source.pollIntervalSeconds,
     configOrigin: source.configOrigin,
     observes: source.observes,
@@ -517,6 +565,12 @@ export async function sourceDetail(
       retry: a.retry,
       message: a.message,
     })),
+    fetching: {
+      hours: seriesHours,
+      bucketSeconds: window.bucketSeconds,
+      series: inWindow ? (inWindow.get(id) ?? emptySeries(window)) : hourSeries,
+      codesHours,
+    },
     codes,
     reading,
   };
