@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RANGE_HOURS, TIME_RANGES } from "@/components/ui/timeRanges";
 import { readJsonBody } from "@/lib/api/body";
 import { apiError, json, parseParam, parseQuery } from "@/lib/api/respond";
 import { requireAdmin, requireReader } from "@/lib/auth/guard";
@@ -11,11 +12,18 @@ import { SourceIdParam } from "./param";
 
 export const dynamic = "force-dynamic";
 
-const Query = z.strictObject({ limit: z.coerce.number().int().min(1).max(500).default(50) });
+const Query = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  range: z.enum(TIME_RANGES).optional(),
+});
 
 type Params = { params: Promise<{ id: string }> };
 
-/** GET /api/sources/:id?limit= → { source }: one source, its jobs, attempts and codes; 404 if unknown. */
+/**
+ * GET /api/sources/:id?limit=&range=1h|6h|24h|7d → { source }: one source, its jobs, its latest
+ * attempts, and its attempts (at most 200 buckets) and outcomes by code over the range; without
+ * one, attempts over the hour and codes over the day (source.fetching says which). 404 if unknown.
+ */
 export async function GET(request: Request, { params }: Params): Promise<Response> {
   const query = parseQuery(request, Query);
   if (!query.ok) return query.response;
@@ -24,7 +32,9 @@ export async function GET(request: Request, { params }: Params): Promise<Respons
   const path = parseParam("id", (await params).id, SourceIdParam);
   if (!path.ok) return path.response;
   const id = path.value;
-  const source = await sourceDetail(await getDb(), id, { limit: query.value.limit });
+  const { limit, range } = query.value;
+  const hours = range ? RANGE_HOURS[range] : undefined;
+  const source = await sourceDetail(await getDb(), id, { limit, hours });
   if (!source) return apiError(404, "not_found", `no source "${id}"`);
   return json({ source });
 }
