@@ -3,6 +3,7 @@
 import Link from "next/link";
 import { Sparkline } from "@/components/charts";
 import { type SourceRowJson, useSourcesQuery } from "@/components/hooks/useSources";
+import { useRangeHref } from "@/components/ui/TimeRange";
 import { duration, percent, relative, utc } from "@/lib/dashboard/format";
 import { AddSource } from "./AddSource";
 import { OpmlImport } from "./OpmlImport";
@@ -60,6 +61,7 @@ export function SourcesPage() {
 }
 
 function Row({ s, now }: { s: SourceRowJson; now: number }) {
+  const withRange = useRangeHref();
   return (
     <tr
       data-source-id={s.id}
@@ -69,7 +71,7 @@ function Row({ s, now }: { s: SourceRowJson; now: number }) {
       data-removed={s.removed}
     >
       <td className="source">
-        <Link href={`/sources/${encodeURIComponent(s.id)}`} className={styles.name}>
+        <Link href={withRange(`/sources/${encodeURIComponent(s.id)}`)} className={styles.name}>
           {s.name}
         </Link>
         <div className={styles.sub}>

@@ -9,19 +9,24 @@ import {
   useSourceActionMutation,
   useSourceQuery,
 } from "@/components/hooks/useSource";
+import { TimeRangePicker, useChosenTimeRange, useRangeHref } from "@/components/ui/TimeRange";
+import { RANGE_HOURS, RANGE_LABELS, TIME_RANGES } from "@/components/ui/timeRanges";
 import { duration, ms, percent, relative, utc } from "@/lib/dashboard/format";
 import styles from "../sources.module.css";
 import { ManageSource } from "./ManageSource";
 import { PageReading } from "./PageReading";
 
 export function SourcePage({ id }: { id: string }) {
-  const { data, error } = useSourceQuery(id);
+  // Until a range is picked, the API's own windows: attempts over the hour, codes over the day.
+  const range = useChosenTimeRange() ?? undefined;
+  const withRange = useRangeHref();
+  const { data, error } = useSourceQuery(id, { range });
   const s = data?.source;
   if (error) {
     return (
       <>
         <p>
-          <Link href="/sources">← Sources</Link>
+          <Link href={withRange("/sources")}>← Sources</Link>
         </p>
         <p className={styles.error}>
           {error instanceof ApiError && error.status === 404
@@ -36,7 +41,7 @@ export function SourcePage({ id }: { id: string }) {
   return (
     <>
       <p>
-        <Link href="/sources">← Sources</Link>
+        <Link href={withRange("/sources")}>← Sources</Link>
       </p>
       <h1>{s.name}</h1>
       <p className="lede">
@@ -120,38 +125,8 @@ export function SourcePage({ id }: { id: string }) {
       <ManageSource id={s.id} />
 
       <h2>Fetching</h2>
-      <div className={styles.charts}>
-        <section className={styles.panel}>
-          <h3>Fetch attempts per 5 minutes, last hour</h3>
-          <TimeSeriesChart
-            data={s.series.map((p) => ({
-              t: p.t,
-              ok: p.attempts - p.errors - p.notModified,
-              notModified: p.notModified,
-              errors: p.errors,
-            }))}
-            series={[
-              { field: "ok", name: "200" },
-              { field: "errors", name: "errors" },
-              { field: "notModified", name: "304" },
-            ]}
-            label={`${s.name}: fetch attempts by outcome over the last hour`}
-          />
-        </section>
-        <section className={styles.panel}>
-          <h3>Outcomes by code, last 24 hours</h3>
-          {s.codes.length ? (
-            <BarsChart
-              data={s.codes}
-              x="code"
-              y="count"
-              label={`${s.name}: fetch outcomes by code over the last day`}
-            />
-          ) : (
-            <p className={styles.sub}>No fetches in the last day.</p>
-          )}
-        </section>
-      </div>
+      <TimeRangePicker />
+      <FetchingCharts s={s} />
       {s.reading ? (
         <PageReading
           sourceId={s.id}
@@ -324,4 +299,60 @@ function Actions({ s }: { s: SourceDetailJson }) {
       ) : null}
     </div>
   );
+}
+
+/**
+ * Attempts by outcome and outcomes by code, each heading naming the window of the answer shown:
+ * while another range loads, the charts still say what they draw.
+ */
+function FetchingCharts({ s }: { s: SourceDetailJson }) {
+  const { hours, bucketSeconds, series, codesHours } = s.fetching;
+  return (
+    <div className={styles.charts}>
+      <section className={styles.panel}>
+        <h3>
+          Fetch attempts per {bucketWords(bucketSeconds)}, {lastHours(hours)}
+        </h3>
+        <TimeSeriesChart
+          data={series.map((p) => ({
+            t: p.t,
+            ok: p.attempts - p.errors - p.notModified,
+            notModified: p.notModified,
+            errors: p.errors,
+          }))}
+          series={[
+            { field: "ok", name: "200" },
+            { field: "errors", name: "errors" },
+            { field: "notModified", name: "304" },
+          ]}
+          label={`${s.name}: fetch attempts by outcome over the ${lastHours(hours)}`}
+        />
+      </section>
+      <section className={styles.panel}>
+        <h3>Outcomes by code, {lastHours(codesHours)}</h3>
+        {s.codes.length ? (
+          <BarsChart
+            data={s.codes}
+            x="code"
+            y="count"
+            label={`${s.name}: fetch outcomes by code over the ${lastHours(codesHours)}`}
+          />
+        ) : (
+          <p className={styles.sub}>No fetches in the {lastHours(codesHours)}.</p>
+        )}
+      </section>
+    </div>
+  );
+}
+
+/** A window in the picker's words ("last 6 h"). */
+function lastHours(hours: number): string {
+  const range = TIME_RANGES.find((r) => RANGE_HOURS[r] === hours);
+  return range ? RANGE_LABELS[range] : `last ${hours} h`;
+}
+
+/** A bucket's length as a heading says it: "5 minutes", "hour", "2 hours". */
+function bucketWords(seconds: number): string {
+  if (seconds % 3600 === 0) return seconds === 3600 ? "hour" : `${seconds / 3600} hours`;
+  return `${seconds / 60} minutes`;
 }
