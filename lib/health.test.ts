@@ -118,5 +118,9 @@ describe("expectedActivitySeconds", () => {
     expect(expectedActivitySeconds("feed", 300)).toBe(300);
     // Configured 10 s, polled every 15 s: judged by 15 s, so it does not flicker to stalled.
     expect(expectedActivitySeconds("page", 10)).toBe(15);
+    // The scheduler's own longer delay: a WebSub-pushed feed polled 4× slower, a max-age hint.
+    expect(expectedActivitySeconds("feed", 300, 1_200)).toBe(1_200);
+    expect(expectedActivitySeconds("feed", 300, 60)).toBe(300);
+    expect(expectedActivitySeconds("stream", 300, 1_200)).toBe(15);
   });
 });

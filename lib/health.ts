@@ -59,12 +59,19 @@ export const GAPS_TO_LEARN = 5;
 /**
  * How often a source shows activity when all is well: a stream's keepalive, or the poll
  * interval the scheduler actually keeps — never under MIN_POLL_SECONDS, whatever is configured
- * (a 10 s source is polled every 15 s, and judging it by 10 s made it flicker to stalled).
+ * (a 10 s source is polled every 15 s, and judging it by 10 s made it flicker to stalled), and
+ * never under the delay the scheduler chose for the next poll (`chosenSeconds`): a feed a WebSub
+ * hub pushes is polled 4× slower, one whose Cache-Control asks for an hour waits an hour, and
+ * neither is stalled for keeping that schedule.
  */
-export function expectedActivitySeconds(kind: string, pollIntervalSeconds: number): number {
+export function expectedActivitySeconds(
+  kind: string,
+  pollIntervalSeconds: number,
+  chosenSeconds: number | null = null,
+): number {
   return kind === "stream"
     ? STREAM_KEEPALIVE_SECONDS
-    : Math.max(pollIntervalSeconds, MIN_POLL_SECONDS);
+    : Math.max(pollIntervalSeconds, chosenSeconds ?? 0, MIN_POLL_SECONDS);
 }
 
 export interface HealthThresholds {

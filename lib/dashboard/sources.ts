@@ -147,7 +147,11 @@ function toRow(s: SourceWithState, series: RatePoint[], now: Date): SourceRow {
       breakerState: state?.breakerState ?? "closed",
       lastErrorAt: state?.lastErrorAt ?? null,
       lastErrorCode: state?.lastErrorCode ?? null,
-      activityIntervalSeconds: expectedActivitySeconds(s.kind, s.pollIntervalSeconds),
+      activityIntervalSeconds: expectedActivitySeconds(
+        s.kind,
+        s.pollIntervalSeconds,
+        state?.pollEverySeconds ?? null,
+      ),
       addedAt: s.createdAt,
       collectors: s.collectorStatus.map((c) => ({
         collector: c.collector,

@@ -697,7 +697,11 @@ export function defineDbMetrics(
             breakerState: src.breakerState,
             lastErrorAt: src.lastErrorAt ? new Date(src.lastErrorAt) : null,
             lastErrorCode: src.lastErrorCode,
-            activityIntervalSeconds: expectedActivitySeconds(src.kind, src.pollIntervalSeconds),
+            activityIntervalSeconds: expectedActivitySeconds(
+              src.kind,
+              src.pollIntervalSeconds,
+              src.pollEverySeconds,
+            ),
             addedAt: new Date(src.createdAt),
             collectors: src.collectors.map((c) => ({
               collector: c.collector,

@@ -21,6 +21,8 @@ export interface Snapshot {
     kind: string;
     enabled: boolean;
     pollIntervalSeconds: number;
+    /** The delay the scheduler chose for the next poll (null before the first). */
+    pollEverySeconds: number | null;
     createdAt: Date;
     breakerState: string;
     disabledReason: string | null;
@@ -106,7 +108,7 @@ export async function readSnapshot(db: Database): Promise<Snapshot> {
     SELECT count(*)::int AS open FROM network_outages WHERE ended_at IS NULL`;
   const sources = await p.$queryRaw<Snapshot["sources"]>`
     SELECT s.id, s.kind, s.enabled, s.poll_interval_seconds AS "pollIntervalSeconds",
-           s.created_at AS "createdAt",
+           st.poll_every_seconds AS "pollEverySeconds", s.created_at AS "createdAt",
            coalesce(st.breaker_state, 'closed') AS "breakerState",
            st.disabled_reason AS "disabledReason", st.last_error_at AS "lastErrorAt",
            st.last_error_code AS "lastErrorCode",
