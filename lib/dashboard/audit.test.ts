@@ -19,6 +19,11 @@ describe("KNOWN_AUDIT_ACTIONS (the Audit page's action filter)", () => {
       "dedup.rerun_apply",
       "queues.pause",
       "queues.resume",
+      "websub.subscribed",
+      "websub.denied",
+      "websub.failed",
+      "websub.unsubscribed",
+      "websub.push_refused",
     ];
     expect([...KNOWN_AUDIT_ACTIONS].sort()).toEqual([...new Set(written)].sort());
     expect(KNOWN_AUDIT_ACTIONS).toContain("sources.fetch_now");

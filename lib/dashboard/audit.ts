@@ -2,6 +2,7 @@ import type { Database } from "@/lib/db";
 import { QUEUE_AUDIT_ACTIONS } from "./queueActions";
 import { REPAIR_ACTIONS } from "./repairs";
 import { SOURCE_AUDIT_ACTIONS } from "./sources";
+import { WEBSUB_AUDIT_ACTIONS } from "./websubActions";
 
 /** The admin_audit log for the Audit page: newest first, keyset-paged by id. */
 
@@ -35,6 +36,7 @@ export const KNOWN_AUDIT_ACTIONS: readonly string[] = [
   ...Object.values(CHAOS_AUDIT_ACTIONS),
   ...Object.values(DEDUP_AUDIT_ACTIONS),
   ...Object.values(QUEUE_AUDIT_ACTIONS),
+  ...Object.values(WEBSUB_AUDIT_ACTIONS),
 ];
 
 export interface AuditRow {

@@ -1,3 +1,4 @@
+import { WEBSUB_AUDIT_ACTIONS } from "@/lib/dashboard/websubActions";
 import type { Database } from "@/lib/db";
 import { logger } from "@/lib/logger";
 import { writeAudit } from "@/workers/admin/audit";
@@ -7,19 +8,9 @@ import { writeAudit } from "@/workers/admin/audit";
  * subscription's turns an operator should be able to find later (the hub's denial, a subscription
  * that failed, a push refused for its signature), by the actor "websub". The counts and the last
  * error stay on the subscription's row (websub_subscriptions); the metrics count every one.
+ * The actions are named in lib/dashboard/websubActions.ts, where the Audit page's filter reads them.
  */
-export const WEBSUB_AUDIT_ACTIONS = {
-  /** A hub verified a new subscription: the feed is pushed from now on. */
-  subscribed: "websub.subscribed",
-  /** The hub refused the subscription (hub.mode=denied), with its reason. */
-  denied: "websub.denied",
-  /** The hub refused the request, could not be reached, or never verified it. */
-  failed: "websub.failed",
-  /** The subscription ended (source removed, paused or off), verified by the hub or given up. */
-  unsubscribed: "websub.unsubscribed",
-  /** A push refused before anything was written: signature missing or bad, not a feed, too large. */
-  pushRefused: "websub.push_refused",
-} as const;
+export { WEBSUB_AUDIT_ACTIONS };
 
 export type WebSubAuditAction = (typeof WEBSUB_AUDIT_ACTIONS)[keyof typeof WEBSUB_AUDIT_ACTIONS];
 
