@@ -45,3 +45,32 @@ describe("health on the scheduler's own schedule", () => {
     expect(pushed?.health.state).not.toBe("stalled");
   });
 });
+
+describe("the WebSub subscription on the source page", () => {
+  it("shows a feed's subscription: state, hub, pushes and refusals", async () => {
+    const at = minutesBefore(now, 5);
+    await db.prisma.websubSubscription.create({
+      data: {
+        sourceId: "pushed",
+        state: "active",
+        hub: "https://hub.example/",
+        topic: "http://example.test/pushed.xml",
+        expiresAt: minutesBefore(now, -600),
+        pushes: 3n,
+        lastPushAt: at,
+        rejectedPushes: 1n,
+        lastRejection: "bad_signature: X-Hub-Signature does not match",
+      },
+    });
+    expect((await sourceDetail(db, "pushed", { now }))?.websub).toMatchObject({
+      state: "active",
+      hub: "https://hub.example/",
+      pushes: 3,
+      lastPushAt: at,
+      rejectedPushes: 1,
+      lastRejection: "bad_signature: X-Hub-Signature does not match",
+    });
+    expect((await sourceDetail(db, "polled", { now }))?.websub).toBeNull();
+  });
+});
+

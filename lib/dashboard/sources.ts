@@ -404,6 +404,17 @@ export interface SourceDetail extends SourceRow {
   codes: { code: string; count: number }[];
   /** A page: how it is read, and what each way of reading it cost over the last 24 hours. */
   reading: PageReading | null;
+  /** A feed: its WebSub subscription, when discovery looked for a hub (workers/websub). */
+  websub: {
+    state: string;
+    hub: string | null;
+    expiresAt: Date | null;
+    pushes: number;
+    lastPushAt: Date | null;
+    rejectedPushes: number;
+    lastRejection: string | null;
+    lastError: string | null;
+  } | null;
 }
 
 /** One way of reading a page (HTTP as served, or the browser) over the last 24 hours. */
@@ -520,7 +531,7 @@ export async function sourceDetail(
   const codesFrom = new Date(now.getTime() - codesHours * HOUR_MS);
   // The page reading's figures are a day's whatever the window: its panel says "24 h".
   const dayAgo = new Date(now.getTime() - 24 * HOUR_MS);
-  const [lastHour, inWindow, jobs, attempts, codes, reading] = await Promise.all([
+  const [lastHour, inWindow, jobs, attempts, codes, reading, websub] = await Promise.all([
     attemptBuckets(db, hour, id),
     seriesHours === 1 ? null : attemptBuckets(db, window, id),
     db.prisma.job.findMany({
@@ -540,6 +551,9 @@ export async function sourceDetail(
       GROUP BY code
       ORDER BY count DESC, code`,
     source.kind === "page" ? pageReading(db, id, source.render, dayAgo) : null,
+    source.kind === "feed"
+      ? db.prisma.websubSubscription.findUnique({ where: { sourceId: id } })
+      : null,
   ]);
   const hourSeries = lastHour.get(id) ?? emptySeries(hour);
   return {
@@ -577,6 +591,18 @@ export async function sourceDetail(
     },
     codes,
     reading,
+    websub: websub
+      ? {
+          state: websub.state,
+          hub: websub.hub,
+          expiresAt: websub.expiresAt,
+          pushes: Number(websub.pushes),
+          lastPushAt: websub.lastPushAt,
+          rejectedPushes: Number(websub.rejectedPushes),
+          lastRejection: websub.lastRejection,
+          lastError: websub.lastError,
+        }
+      : null,
   };
 }
 

@@ -119,6 +119,25 @@ export function SourcePage({ id }: { id: string }) {
         ) : null}
         <Fact label="Validators">{s.trustsValidators ? "trusted" : "not trusted"}</Fact>
         {s.observes ? <Fact label="Observes">{s.observes}</Fact> : null}
+        {s.websub && s.websub.state !== "no_hub" ? (
+          <Fact label="WebSub">
+            <span data-testid="websub" data-websub={s.websub.state}>
+              {s.websub.state}
+            </span>
+            {s.websub.state === "active"
+              ? ` · ${s.websub.pushes} push(es), last ${relative(s.websub.lastPushAt, now)}, lease until ${relative(s.websub.expiresAt, now)}`
+              : null}
+            {s.websub.hub ? <div className={styles.sub}>hub {s.websub.hub}</div> : null}
+            {s.websub.rejectedPushes ? (
+              <div className={styles.sub}>
+                {s.websub.rejectedPushes} push(es) refused, last: {s.websub.lastRejection}
+              </div>
+            ) : null}
+            {s.websub.lastError && s.websub.state !== "active" ? (
+              <div className={styles.sub}>{s.websub.lastError}</div>
+            ) : null}
+          </Fact>
+        ) : null}
       </dl>
 
       <h2>Settings</h2>
