@@ -251,6 +251,7 @@ function SaveForm({
   const [render, setRender] = useState<"http" | "browser">("http");
   const [pollSeconds, setPollSeconds] = useState(300);
   const [collectors, setCollectors] = useState("A");
+  const [folder, setFolder] = useState("");
   const [tickers, setTickers] = useState("");
   const [secret, setSecret] = useState("");
   const save = (e: React.FormEvent) => {
@@ -262,6 +263,7 @@ function SaveForm({
       allowPrivate,
       pollIntervalSeconds: pollSeconds,
       collectors: words(collectors),
+      ...(folder.trim() ? { folder: folder.trim() } : {}),
       ...(kind === "page" ? { render } : {}),
       ...(kind === "story-api"
         ? { tickers: words(tickers).map((t) => t.toUpperCase()), webhookSecrets: words(secret) }
@@ -306,6 +308,15 @@ function SaveForm({
         <span id="collectors-help" className={styles.sub}>
           names, space-separated: two watch the source redundantly
         </span>
+      </label>
+      <label>
+        Folder
+        <input
+          value={folder}
+          onChange={(e) => setFolder(e.target.value)}
+          placeholder="News/Tech"
+          maxLength={200}
+        />
       </label>
       {kind === "page" ? (
         <label className={styles.wide}>

@@ -165,8 +165,10 @@ export class SourceAdminError extends Error {
 const RESERVED_IDS = new Set(["discover", "preview", "opml"]);
 
 /** What the add form sends: a source as the sources file writes one, id and name optional. */
-export type NewSourceInput = Partial<Omit<SourceConfig, "enabled" | "observes">> & {
+export type NewSourceInput = Partial<Omit<SourceConfig, "enabled" | "observes" | "folder">> & {
   url: string;
+  /** "News/Tech"; null or "" (or none) at the top. */
+  folder?: string | null;
 };
 
 /** What the edit form may change; kind and id stay (another kind is another source). */
@@ -184,7 +186,7 @@ export type SourceEdit = Partial<
     | "webhookSecrets"
     | "render"
   >
->;
+> & { folder?: string | null };
 
 /**
  * The sources file's rules (sourceSchema) for a dashboard source, plus the URL checks the fetcher
@@ -256,7 +258,12 @@ export async function addSource(
       `id: "${id}" is reserved (a path of /api/sources)`,
     );
   }
-  const s = validated({ ...input, id, name: input.name?.trim() || parsedUrl.host });
+  const s = validated({
+    ...input,
+    id,
+    name: input.name?.trim() || parsedUrl.host,
+    folder: input.folder?.trim() || undefined,
+  });
   const existing = await db.prisma.source.findMany({
     select: { id: true, url: true, configOrigin: true },
   });
@@ -280,11 +287,11 @@ export async function addSource(
     WITH inserted AS (
       INSERT INTO sources (id, name, kind, url, backfill_url, allow_private, enabled,
                            poll_interval_seconds, collectors, tickers, story_mode, webhook_secrets,
-                           render, config_origin, updated_at)
+                           render, folder, config_origin, updated_at)
       VALUES (${s.id}, ${s.name}, ${s.kind}, ${s.url}, ${s.backfillUrl ?? null}, ${s.allowPrivate},
               true, ${s.pollIntervalSeconds}::int, ${s.collectors}::text[], ${s.tickers ?? []}::text[],
               ${s.kind === "story-api" ? (s.storyMode ?? "snapshot") : null},
-              ${s.webhookSecrets ?? []}::text[], ${renderOf(s)}, 'dashboard', now())
+              ${s.webhookSecrets ?? []}::text[], ${renderOf(s)}, ${s.folder ?? null}, 'dashboard', now())
       ON CONFLICT (id) DO NOTHING
       RETURNING id
     ),
@@ -339,6 +346,7 @@ export async function editSource(
     pollIntervalSeconds: current.pollIntervalSeconds,
     collectors: current.collectors,
     ...(current.kind === "page" ? { render: current.render } : {}),
+    ...(current.folder ? { folder: current.folder } : {}),
     ...(current.kind === "story-api"
       ? {
           tickers: current.tickers,
@@ -346,7 +354,11 @@ export async function editSource(
           webhookSecrets: current.webhookSecrets,
         }
       : {}),
-    ...Object.fromEntries(Object.entries(edit).filter(([, v]) => v !== undefined)),
+    ...Object.fromEntries(
+      Object.entries(edit).filter(([k, v]) => v !== undefined && !(k === "folder" && !v)),
+    ),
+    // null or "" files the source at the top again.
+    ...(edit.folder === null || edit.folder === "" ? { folder: undefined } : {}),
   });
   if (next.url !== current.url) {
     const others = await db.prisma.source.findMany({
@@ -374,7 +386,7 @@ export async function editSource(
           collectors = ${next.collectors}::text[], tickers = ${next.tickers ?? []}::text[],
           story_mode = ${next.kind === "story-api" ? (next.storyMode ?? "snapshot") : null},
           webhook_secrets = ${next.webhookSecrets ?? []}::text[], render = ${renderOf(next)},
-          updated_at = now()
+          folder = ${next.folder ?? null}, updated_at = now()
       WHERE id = ${id} AND config_origin <> 'file'
       RETURNING id
     ),
@@ -466,6 +478,7 @@ interface Settings {
   name: string;
   kind: string;
   render?: string;
+  folder?: string;
   url: string;
   backfillUrl?: string;
   allowPrivate: boolean;
@@ -489,6 +502,7 @@ function settingsOf(s: SourceRowData): Settings {
     storyMode: s.kind === "story-api" ? (s.storyMode ?? "snapshot") : undefined,
     webhookSecrets: s.kind === "story-api" ? s.webhookSecrets : undefined,
     render: s.kind === "page" ? s.render : undefined,
+    folder: s.folder ?? undefined,
   };
 }
 
@@ -511,6 +525,8 @@ export interface PublicSettings {
   webhookSecrets?: number;
   /** page: "http" or "browser". */
   render?: string;
+  /** The folder it is filed in ("News/Tech"); null at the top. */
+  folder: string | null;
 }
 
 /** Settings fit to show and audit: a secret's value never leaves the database. */
@@ -523,6 +539,7 @@ function publicSettings(s: Settings): PublicSettings {
     allowPrivate: s.allowPrivate,
     pollIntervalSeconds: s.pollIntervalSeconds,
     collectors: s.collectors,
+    folder: s.folder ?? null,
     ...(s.kind === "page" ? { render: renderOf(s) } : {}),
     ...(s.kind === "story-api"
       ? {

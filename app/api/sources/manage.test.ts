@@ -466,6 +466,42 @@ describe("add, edit, remove", () => {
       false,
     );
   });
+  it("files a dashboard source in a folder, moves it, and brings it back to the top; a bad folder is a 400", async () => {
+    const added = await answer(
+      await add(
+        request("/api/sources", "POST", {
+          id: "filed",
+          url: `${site.origin}/filed.xml`,
+          allowPrivate: true,
+          folder: "News",
+        }),
+      ),
+    );
+    expect(added.status).toBe(201);
+    const id = "filed";
+    expect((await db.prisma.source.findUniqueOrThrow({ where: { id } })).folder).toBe("News");
+    const folderOf = async () =>
+      (await db.prisma.source.findUniqueOrThrow({ where: { id } })).folder;
+    const patch = (body: unknown) =>
+      edit(request(`/api/sources/${id}`, "PATCH", body), params(id)).then(answer);
+
+    expect((await patch({ folder: "News/Tech" })).body.result.message).toBe("saved: folder");
+    expect(await folderOf()).toBe("News/Tech");
+    const shown = await answer(
+      await settings(request(`/api/sources/${id}/settings`, "GET"), params(id)),
+    );
+    expect(shown.body.settings.folder).toBe("News/Tech");
+    // An edit that names no folder keeps it.
+    await patch({ pollIntervalSeconds: 90 });
+    expect(await folderOf()).toBe("News/Tech");
+    await patch({ folder: null });
+    expect(await folderOf()).toBeNull();
+
+    const tooLong = await patch({ folder: "x".repeat(201) });
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body.error.message).toMatch(/^folder: /);
+    expect(await folderOf()).toBeNull();
+  });
 });
 
 describe("OPML", () => {

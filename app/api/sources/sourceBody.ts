@@ -16,6 +16,8 @@ const settings = {
   storyMode: z.enum(["snapshot", "fetch"]).optional(),
   webhookSecrets: z.array(z.string().max(512)).max(5).optional(),
   render: z.enum(["http", "browser"]).optional(),
+  /** "News/Tech"; in an edit, null or "" files the source at the top again. */
+  folder: z.string().max(400).nullable().optional(),
 };
 
 export const NewSourceBody = z.strictObject({

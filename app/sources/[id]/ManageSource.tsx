@@ -38,6 +38,7 @@ function Summary({ s }: { s: SourceSettingsJson }) {
   return (
     <p className={styles.sub}>
       every {s.pollIntervalSeconds} s · collectors {s.collectors.join(", ")}
+      {s.folder ? ` · in ${s.folder}` : ""}
       {s.allowPrivate ? " · private addresses allowed" : ""}
       {s.render === "browser" ? " · rendered in a browser" : ""}
       {s.tickers ? ` · tickers ${s.tickers.join(", ")}` : ""}
@@ -55,6 +56,7 @@ function EditForm({ s }: { s: SourceSettingsJson }) {
   const isStory = s.kind === "story-api";
   const isPage = s.kind === "page";
   const [render, setRender] = useState(s.render ?? "http");
+  const [folder, setFolder] = useState(s.folder ?? "");
   const [tickers, setTickers] = useState((s.tickers ?? []).join(" "));
   const [confirming, setConfirming] = useState(false);
 
@@ -67,6 +69,7 @@ function EditForm({ s }: { s: SourceSettingsJson }) {
         pollIntervalSeconds: pollSeconds,
         collectors: words(collectors),
         allowPrivate,
+        folder: folder.trim() || null,
         ...(isPage ? { render: render === "browser" ? "browser" : "http" } : {}),
         ...(isStory ? { tickers: words(tickers).map((t) => t.toUpperCase()) } : {}),
       },
@@ -97,6 +100,15 @@ function EditForm({ s }: { s: SourceSettingsJson }) {
         <label>
           Collectors
           <input value={collectors} onChange={(e) => setCollectors(e.target.value)} />
+        </label>
+        <label>
+          Folder
+          <input
+            value={folder}
+            onChange={(e) => setFolder(e.target.value)}
+            placeholder="News/Tech"
+            maxLength={200}
+          />
         </label>
         {isPage ? (
           <label className={styles.wide}>
