@@ -12,13 +12,20 @@ const { renderToStaticMarkup } = (await import(SERVER)) as {
 };
 
 // The URL as Next.js hands it to client components, and the list as GET /api/sources answers it.
-const page = vi.hoisted(() => ({ search: "", sources: [] as unknown[] }));
+const page = vi.hoisted(() => ({
+  search: "",
+  sources: [] as unknown[],
+  asked: undefined as unknown,
+}));
 vi.mock("next/navigation", () => ({
   useSearchParams: () => new URLSearchParams(page.search),
   usePathname: () => "/sources",
 }));
 vi.mock("@/components/hooks/useSources", () => ({
-  useSourcesQuery: () => ({ data: { sources: page.sources }, error: null }),
+  useSourcesQuery: (params: unknown) => {
+    page.asked = params;
+    return { data: { sources: page.sources, nextCursor: "next" }, error: null, isFetching: false };
+  },
 }));
 // The add and import forms post to their own endpoints; nothing of them is under test here.
 vi.mock("./AddSource", () => ({ AddSource: () => null }));
@@ -34,7 +41,9 @@ beforeAll(async () => {
   await seedDownAndFine(db, now);
   // An id that needs escaping in a path keeps its escape beside the range.
   await seedSource(db, "a b/c");
-  page.sources = JSON.parse(JSON.stringify(await listSources(db, now))) as SourceRowJson[];
+  page.sources = JSON.parse(
+    JSON.stringify((await listSources(db, {}, now)).sources),
+  ) as SourceRowJson[];
 });
 afterAll(async () => {
   await db?.drop();
@@ -63,5 +72,21 @@ describe("the Sources list's links", () => {
     expect(sourceLinks()).toEqual(plain);
     page.search = "?range=2h";
     expect(sourceLinks()).toEqual(plain);
+  });
+});
+
+describe("the Sources list's controls", () => {
+  it("asks the server for the first page by name, and offers its filters, order and pages", () => {
+    const html = renderToStaticMarkup(createElement(SourcesPage));
+    expect(page.asked).toMatchObject({ sort: "name", dir: "asc", cursor: null, q: "", health: "" });
+    for (const name of ["q", "health", "breaker", "kind", "sort", "dir"]) {
+      expect(html).toContain(`name="${name}"`);
+    }
+    expect(html).toContain('<option value="errorRate">');
+    expect(html).toContain('<option value="half_open">half-open</option>');
+    // The answer has a next page: Next is enabled, Previous is not on the first.
+    expect(html).toMatch(/<button type="button"[^>]*disabled=""[^>]*>← Previous<\/button>/);
+    expect(html).toMatch(/<button type="button"[^>]*>Next →<\/button>/);
+    expect(html).not.toMatch(/disabled=""[^>]*>Next →/);
   });
 });

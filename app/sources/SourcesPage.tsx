@@ -1,16 +1,64 @@
 "use client";
 
 import Link from "next/link";
+import { useEffect, useState } from "react";
 import { Sparkline } from "@/components/charts";
+import ui from "@/components/dashboard.module.css";
 import { type SourceRowJson, useSourcesQuery } from "@/components/hooks/useSources";
+import { Pager, usePages } from "@/components/ui/Pager";
 import { useRangeHref } from "@/components/ui/TimeRange";
 import { duration, percent, relative, utc } from "@/lib/dashboard/format";
+import type { SourceSort } from "@/lib/dashboard/sourceList";
 import { AddSource } from "./AddSource";
 import { OpmlImport } from "./OpmlImport";
 import styles from "./sources.module.css";
 
+const HEALTH_FILTERS = ["healthy", "quiet", "silent", "starting", "stalled", "failing", "disabled"];
+const KINDS = ["feed", "stream", "page", "backfill", "story-api"];
+const BREAKERS: [string, string][] = [
+  ["closed", "closed"],
+  ["open", "open"],
+  ["half_open", "half-open"],
+];
+const SORTS: [SourceSort, string][] = [
+  ["name", "Name"],
+  ["health", "Health"],
+  ["errorRate", "Error rate (1 h)"],
+  ["lastPolled", "Last polled"],
+];
+
+/** Waits for typing to pause: one request per pause, not per keystroke. */
+function useDebounced<T>(value: T, ms: number): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const t = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(t);
+  }, [value, ms]);
+  return settled;
+}
+
 export function SourcesPage() {
-  const { data, error } = useSourcesQuery();
+  const [text, setText] = useState("");
+  const [kind, setKind] = useState("");
+  const [health, setHealth] = useState("");
+  const [breaker, setBreaker] = useState("");
+  const [sort, setSort] = useState<SourceSort>("name");
+  const [dir, setDir] = useState<"asc" | "desc">("asc");
+  const q = useDebounced(text.trim(), 300);
+  const pages = usePages();
+  const { data, error, isFetching } = useSourcesQuery({
+    q,
+    kind,
+    health,
+    breaker,
+    sort,
+    dir,
+    cursor: pages.cursor,
+  });
+  // Another filter or order starts at its first page: a cursor belongs to one ordering.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: reset when the query changes
+  useEffect(() => pages.reset(), [q, kind, health, breaker, sort, dir]);
+  const filtered = Boolean(q || kind || health || breaker);
   const now = data ? Date.now() : 0;
   return (
     <>
@@ -29,9 +77,60 @@ export function SourcesPage() {
         <summary>Import or export OPML</summary>
         <OpmlImport />
       </details>
+      <form
+        className={`${ui.search} ${styles.controls}`}
+        aria-label="Filter and sort sources"
+        onSubmit={(e) => e.preventDefault()}
+      >
+        <label>
+          Name, id or URL
+          <input
+            type="search"
+            name="q"
+            value={text}
+            onChange={(e) => setText(e.target.value)}
+            placeholder="e.g. reuters"
+          />
+        </label>
+        <Choice label="Health" name="health" value={health} onChange={setHealth}>
+          {HEALTH_FILTERS.map((h) => [h, h])}
+        </Choice>
+        <Choice label="Breaker" name="breaker" value={breaker} onChange={setBreaker}>
+          {BREAKERS}
+        </Choice>
+        <Choice label="Kind" name="kind" value={kind} onChange={setKind}>
+          {KINDS.map((k) => [k, k])}
+        </Choice>
+        <label>
+          Sort by
+          <select name="sort" value={sort} onChange={(e) => setSort(e.target.value as SourceSort)}>
+            {SORTS.map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Order
+          <select
+            name="dir"
+            value={dir}
+            onChange={(e) => setDir(e.target.value === "desc" ? "desc" : "asc")}
+          >
+            <option value="asc">{sort === "name" ? "A to Z" : "lowest first"}</option>
+            <option value="desc">{sort === "name" ? "Z to A" : "highest first"}</option>
+          </select>
+        </label>
+        <span className={styles.sub} aria-live="polite">
+          {isFetching ? "loading…" : ""}
+        </span>
+      </form>
       {error ? <p className={styles.error}>Sources unavailable: {error.message}</p> : null}
       {data && data.sources.length === 0 ? (
-        <p className="empty">No sources configured yet.</p>
+        <p className="empty">
+          {filtered ? "No source matches these filters." : "No sources configured yet."}
+        </p>
       ) : null}
       {data && data.sources.length > 0 ? (
         <div className={styles.scroll}>
@@ -56,7 +155,42 @@ export function SourcesPage() {
           </table>
         </div>
       ) : null}
+      <Pager pages={pages} next={data?.nextCursor} backLabel="← Previous" nextLabel="Next →">
+        <span className={styles.sub}>
+          Page {pages.depth + 1}
+          {data ? `, ${data.sources.length} source${data.sources.length === 1 ? "" : "s"}` : ""}
+        </span>
+      </Pager>
     </>
+  );
+}
+
+/** A filter's select: "any" (no filter) and its values as [value, label]. */
+function Choice({
+  label,
+  name,
+  value,
+  onChange,
+  children,
+}: {
+  label: string;
+  name: string;
+  value: string;
+  onChange: (value: string) => void;
+  children: [string, string][];
+}) {
+  return (
+    <label>
+      {label}
+      <select name={name} value={value} onChange={(e) => onChange(e.target.value)}>
+        <option value="">any</option>
+        {children.map(([v, l]) => (
+          <option key={v} value={v}>
+            {l}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
 

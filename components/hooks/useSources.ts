@@ -1,4 +1,5 @@
-import { useQuery } from "@tanstack/react-query";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import type { SourceSort } from "@/lib/dashboard/sourceList";
 import type { SourceRow } from "@/lib/dashboard/sources";
 import { getJson } from "./api";
 
@@ -13,11 +14,29 @@ export type Serialized<T> = T extends Date
 
 export type SourceRowJson = Serialized<SourceRow>;
 
-/** GET /api/sources, every 5 s: health, breaker and the last hour of fetching per source. */
-export function useSourcesQuery() {
+export interface SourcesParams {
+  limit?: number;
+  cursor?: string | null;
+  sort?: SourceSort;
+  dir?: "asc" | "desc";
+  kind?: string;
+  health?: string;
+  breaker?: string;
+  q?: string;
+}
+
+/**
+ * GET /api/sources, every 5 s: one page of sources (filtered and sorted by the server) with
+ * health, breaker and the last hour of fetching. The page on screen stays while the next loads.
+ */
+export function useSourcesQuery(params: SourcesParams = {}) {
   return useQuery({
-    queryKey: ["sources"],
-    queryFn: () => getJson<{ sources: SourceRowJson[] }>("/api/sources"),
+    queryKey: ["sources", params],
+    queryFn: () =>
+      getJson<{ sources: SourceRowJson[]; nextCursor: string | null }>("/api/sources", {
+        ...params,
+      }),
+    placeholderData: keepPreviousData,
     refetchInterval: 5_000,
   });
 }

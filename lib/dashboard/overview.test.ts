@@ -8,7 +8,7 @@ import type { ReadPathProcess } from "@/lib/metrics/readPath";
 import { seedClaimStats } from "@/lib/testing/claimStats";
 import { COSTS_SEED, seedCostRows } from "@/lib/testing/costsSeed";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
-import { overview, type Thresholds } from "./overview";
+import { BREAKER_SOURCES_SHOWN, overview, type Thresholds } from "./overview";
 import { minutesBefore, seedAttempts, seedSource } from "./testing";
 
 let db: TestDatabase;
@@ -167,6 +167,21 @@ describe("overview judged on the last 5 minutes beside the hour", () => {
     expect(o.health).toMatchObject({ level: "red", byState: { failing: 4 } });
     expect(o.ingest.level).toBe("red");
     expect(o.status).toBe("red");
+  });
+
+  it("counts every open breaker and names the first BREAKER_SOURCES_SHOWN, open before half-open", async () => {
+    for (let i = 0; i < BREAKER_SOURCES_SHOWN + 5; i++) await source(`open-${i}`, "failing");
+    await source("probing", "fine");
+    await fresh.prisma.sourceState.update({
+      where: { sourceId: "probing" },
+      data: { breakerState: "half_open" },
+    });
+    const o = await overview(fresh, { now: at, thresholds });
+    expect(o.breakers).toMatchObject({ open: BREAKER_SOURCES_SHOWN + 5, halfOpen: 1 });
+    expect(o.breakers.sources).toHaveLength(BREAKER_SOURCES_SHOWN);
+    expect(o.breakers.sources.every((id) => id.startsWith("open-"))).toBe(true);
+    expect(o.health).toMatchObject({ total: BREAKER_SOURCES_SHOWN + 6 });
+    expect(o.health.byState.failing).toBe(BREAKER_SOURCES_SHOWN + 6);
   });
 
   it("is red when most sources fail, amber when a few do", async () => {

@@ -10,7 +10,7 @@ import {
 import { claimWindows } from "./claimStats";
 import { type BudgetState, budgetStates } from "./costs";
 import { type LagFigures, type ReadModelSummary, readModelSummary } from "./readPath";
-import { listSources } from "./sources";
+import { collectorFactsSql, healthOfRank, healthRankSql } from "./sourceHealthSql";
 
 export type Level = "ok" | "amber" | "red";
 
@@ -59,6 +59,7 @@ export interface Overview {
     stages: { queue: string; claims: number; p50Ms: number; p99Ms: number }[];
   };
   deadLetters: { level: Level; total: number; byQueue: { queue: string; count: number }[] };
+  /** `sources`: the open ones, then the half-open, at most BREAKER_SOURCES_SHOWN of them. */
   breakers: { level: Level; open: number; halfOpen: number; sources: string[] };
   /** Fetches over the last 5 minutes (what the level is judged on), and over the hour. */
   fetches: {
@@ -138,7 +139,7 @@ export async function overview(
 ): Promise<Overview> {
   const from = new Date(now.getTime() - HOUR_MS);
   const recent = new Date(now.getTime() - SHORT_WINDOW_MS);
-  const [ingest, lag, dead, fetches, sources, outage, spend, model] = await Promise.all([
+  const [ingest, lag, dead, fetches, health, outage, spend, model] = await Promise.all([
     db.prisma.$queryRaw<{ minute: Date; count: number }[]>`
       SELECT date_trunc('minute', received_at) AS minute, count(*)::int AS count
       FROM news_events
@@ -166,7 +167,7 @@ export async function overview(
              count(*) FILTER (WHERE code NOT IN ('ok', 'not_modified'))::int AS hour_errors
       FROM fetch_attempts
       WHERE started_at >= ${from} AND started_at <= ${now}`,
-    listSources(db, now),
+    sourceHealthCounts(db, now),
     db.prisma.networkOutage.findFirst({ where: { endedAt: null }, orderBy: { id: "desc" } }),
     budgetStates(db, { now, budgets }),
     readModelSummary(db, { ...readPath, now }),
@@ -210,13 +211,9 @@ export async function overview(
   };
   const errorRate = f.attempts > 0 ? f.errors / f.attempts : null;
 
-  const byState = Object.fromEntries(HEALTH_STATES.map((s) => [s, 0])) as Record<
-    HealthState,
-    number
-  >;
-  for (const s of sources) byState[s.health.state] += 1;
+  const { byState, total, breakers } = health;
   // Judged: the sources meant to be collecting and past their start-up span.
-  const judged = sources.length - byState.disabled - byState.starting;
+  const judged = total - byState.disabled - byState.starting;
   const troubled = byState.failing + byState.stalled;
   const mostFail = judged > 0 && troubled / judged > MOST_SOURCES;
   const nothingCollects = judged > 0 && byState.stalled === judged;
@@ -228,8 +225,6 @@ export async function overview(
     : nothingCollects
       ? `ingestion has stopped: no source's collector has been active within its interval (${judged} of ${judged} stalled)`
       : null;
-  const open = sources.filter((s) => s.breaker.state === "open");
-  const halfOpen = sources.filter((s) => s.breaker.state === "half_open");
 
   const o: Omit<Overview, "status"> = {
     now,
@@ -273,10 +268,10 @@ export async function overview(
     // No setting of its own: one source's breaker open is a source down (amber); the local
     // network is what turns the page red (the outage banner).
     breakers: {
-      level: open.length + halfOpen.length > 0 ? "amber" : "ok",
-      open: open.length,
-      halfOpen: halfOpen.length,
-      sources: [...open, ...halfOpen].map((s) => s.id),
+      level: breakers.open + breakers.halfOpen > 0 ? "amber" : "ok",
+      open: breakers.open,
+      halfOpen: breakers.halfOpen,
+      sources: breakers.sources,
     },
     fetches: {
       attempts: f.attempts,
@@ -293,7 +288,7 @@ export async function overview(
     },
     health: {
       level: mostFail ? "red" : troubled > 0 ? "amber" : "ok",
-      total: sources.length,
+      total,
       byState,
     },
     outage: outage
@@ -334,4 +329,55 @@ export async function overview(
   ];
   const status = levels.reduce<Level>(worse, "ok");
   return { ...o, status };
+}
+
+/** Sources named on the breakers tile: enough to act on, few enough for a tile at 100k sources. */
+export const BREAKER_SOURCES_SHOWN = 20;
+
+interface SourceHealthCounts {
+  total: number;
+  byState: Record<HealthState, number>;
+  breakers: { open: number; halfOpen: number; sources: string[] };
+}
+
+/**
+ * Sources by health state, and the breakers not closed, counted in the database.
+ *
+ * Health changes with the clock (./sourceHealthSql.ts), so the count is one pass over sources,
+ * source_state and collector_status with the state computed per row and only seven numbers
+ * leaving the database, instead of every source's row and history (the page did that before:
+ * 100k rows and an hour of attempts per poll). The breakers read the partial index
+ * source_state_breaker_idx, which holds only the sources whose breaker is not closed.
+ */
+async function sourceHealthCounts(db: Database, now: Date): Promise<SourceHealthCounts> {
+  const [counts, breakers] = await Promise.all([
+    db.prisma.$queryRaw<{ rank: number; count: number }[]>`
+      SELECT ${healthRankSql(now)} AS rank, count(*)::int AS count
+      FROM sources s
+      LEFT JOIN source_state st ON st.source_id = s.id
+      ${collectorFactsSql(now)}
+      GROUP BY 1`,
+    db.prisma.$queryRaw<{ state: string; count: number; ids: string[] }[]>`
+      SELECT breaker_state AS state, count(*)::int AS count,
+             (array_agg(source_id ORDER BY source_id))[1:${BREAKER_SOURCES_SHOWN}::int] AS ids
+      FROM source_state
+      WHERE breaker_state <> 'closed'
+      GROUP BY 1`,
+  ]);
+  const byState = Object.fromEntries(HEALTH_STATES.map((s) => [s, 0])) as Record<
+    HealthState,
+    number
+  >;
+  for (const r of counts) byState[healthOfRank(Number(r.rank))] += r.count;
+  const open = breakers.find((b) => b.state === "open");
+  const halfOpen = breakers.find((b) => b.state === "half_open");
+  return {
+    total: counts.reduce((n, r) => n + r.count, 0),
+    byState,
+    breakers: {
+      open: open?.count ?? 0,
+      halfOpen: halfOpen?.count ?? 0,
+      sources: [...(open?.ids ?? []), ...(halfOpen?.ids ?? [])].slice(0, BREAKER_SOURCES_SHOWN),
+    },
+  };
 }

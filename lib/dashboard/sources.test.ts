@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
+import { BadSourceCursorError, encodeSourceCursor, type SourceListQuery } from "./sourceList";
 import { ATTEMPT_MAX_POINTS, attemptBucketSeconds, listSources, sourceDetail } from "./sources";
 import { minutesBefore, seedDownAndFine, seedSource } from "./testing";
 
@@ -17,8 +18,9 @@ afterAll(async () => {
 
 describe("listSources", () => {
   it("gives health, breaker, the last hour's rates and a sparkline per source", async () => {
-    const rows = await listSources(db, now);
+    const { sources: rows, nextCursor } = await listSources(db, {}, now);
     expect(rows.map((r) => r.id)).toEqual(["down", "fine"]);
+    expect(nextCursor).toBeNull();
     const [down, fine] = rows;
     expect(down?.health.state).toBe("failing");
     expect(down?.breaker).toMatchObject({ state: "open", failures: 5 });
@@ -35,6 +37,69 @@ describe("listSources", () => {
     expect(fine?.series.length).toBe(12);
     expect(fine?.series.reduce((n, p) => n + p.attempts, 0)).toBe(4);
     expect(fine?.nextPollAt).not.toBeNull();
+  });
+});
+
+describe("listSources, one page at a time", () => {
+  const ids = async (query: SourceListQuery) =>
+    (await listSources(db, query, now)).sources.map((r) => r.id);
+
+  it("pages by name with a keyset cursor, every source once", async () => {
+    const first = await listSources(db, { limit: 1 }, now);
+    expect(first.sources.map((r) => r.id)).toEqual(["down"]);
+    expect(first.nextCursor).not.toBeNull();
+    const second = await listSources(db, { limit: 1, cursor: first.nextCursor ?? "" }, now);
+    expect(second.sources.map((r) => r.id)).toEqual(["fine"]);
+    expect(second.nextCursor).toBeNull();
+    expect(await ids({ dir: "desc" })).toEqual(["fine", "down"]);
+  });
+
+  it("sorts by health, error rate and last poll in the database", async () => {
+    // failing (5) above healthy (0) when descending.
+    expect(await ids({ sort: "health", dir: "desc" })).toEqual(["down", "fine"]);
+    expect(await ids({ sort: "health" })).toEqual(["fine", "down"]);
+    // 75 % against 0 %.
+    expect(await ids({ sort: "errorRate", dir: "desc" })).toEqual(["down", "fine"]);
+    const page = await listSources(db, { sort: "errorRate", dir: "desc", limit: 1 }, now);
+    const rest = await listSources(
+      db,
+      { sort: "errorRate", dir: "desc", limit: 1, cursor: page.nextCursor ?? "" },
+      now,
+    );
+    expect(rest.sources.map((r) => r.id)).toEqual(["fine"]);
+    expect(await ids({ sort: "lastPolled", dir: "desc" })).toHaveLength(2);
+  });
+
+  it("filters by health, breaker, kind and text", async () => {
+    expect(await ids({ health: "failing" })).toEqual(["down"]);
+    expect(await ids({ health: "healthy" })).toEqual(["fine"]);
+    expect(await ids({ health: "stalled" })).toEqual([]);
+    expect(await ids({ breaker: "open" })).toEqual(["down"]);
+    expect(await ids({ breaker: "closed" })).toEqual(["fine"]);
+    expect(await ids({ kind: "stream" })).toEqual([]);
+    expect(await ids({ kind: "feed", q: "FIN" })).toEqual(["fine"]);
+    expect(await ids({ q: "example.test/down" })).toEqual(["down"]);
+    // LIKE's wildcards are taken literally.
+    expect(await ids({ q: "%" })).toEqual([]);
+    expect(await ids({ q: "_own" })).toEqual([]);
+  });
+
+  it("refuses a cursor it did not make, or one made for another order", async () => {
+    const { nextCursor } = await listSources(db, { limit: 1 }, now);
+    await expect(
+      listSources(db, { sort: "health", cursor: nextCursor ?? "" }, now),
+    ).rejects.toBeInstanceOf(BadSourceCursorError);
+    const bad: [SourceListQuery["sort"], string][] = [
+      ["name", "!!"],
+      ["name", encodeSourceCursor(["name", "asc", "a\u0000", "x"])],
+      ["errorRate", encodeSourceCursor(["errorRate", "asc", "0.5" as unknown as number, "x"])],
+      ["name", Buffer.from(JSON.stringify(["name", "asc", "a", 1])).toString("base64url")],
+    ];
+    for (const [sort, cursor] of bad) {
+      await expect(listSources(db, { sort, cursor }, now)).rejects.toBeInstanceOf(
+        BadSourceCursorError,
+      );
+    }
   });
 });
 

@@ -4,6 +4,7 @@ import type { Prisma } from "@/lib/generated/prisma/client";
 import { expectedActivitySeconds, GAPS_TO_LEARN, type Health, sourceHealth } from "@/lib/health";
 import { nextPollSeconds } from "@/lib/schedule/nextPoll";
 import { pollingNote } from "@/lib/schedule/pollNote";
+import { type SourceListQuery, sourcePage } from "./sourceList";
 
 const HOUR_MS = 3_600_000;
 
@@ -309,6 +310,33 @@ async function attemptBuckets(
     WHERE started_at >= ${from} AND started_at <= ${to}
       AND (${sourceId}::text IS NULL OR source_id = ${sourceId}::text)
     GROUP BY 1, 2`;
+  return foldBuckets(window, rows);
+}
+
+/**
+ * The same buckets for the sources of one list page: one range scan per source of
+ * fetch_attempts_source_started_idx, so the cost follows the page, not the hour's attempts.
+ */
+async function attemptBucketsOf(
+  db: Database,
+  window: AttemptWindow,
+  ids: string[],
+): Promise<Map<string, RatePoint[]>> {
+  if (ids.length === 0) return new Map();
+  const { from, to, bucketSeconds } = window;
+  const rows = await db.prisma.$queryRaw<BucketRow[]>`
+    SELECT source_id,
+           floor(extract(epoch FROM started_at) / ${bucketSeconds})::int AS bucket,
+           count(*)::int AS attempts,
+           count(*) FILTER (WHERE code NOT IN ('ok', 'not_modified'))::int AS errors,
+           count(*) FILTER (WHERE code = 'not_modified')::int AS not_modified
+    FROM fetch_attempts
+    WHERE source_id = ANY(${ids}::text[]) AND started_at >= ${from} AND started_at <= ${to}
+    GROUP BY 1, 2`;
+  return foldBuckets(window, rows);
+}
+
+function foldBuckets(window: AttemptWindow, rows: BucketRow[]): Map<string, RatePoint[]> {
   const [first] = bucketSpan(window);
   const bySource = new Map<string, Map<number, BucketRow>>();
   for (const r of rows) {
@@ -355,17 +383,37 @@ function merge(a: BucketRow | undefined, b: BucketRow): BucketRow {
 
 const emptySeries = (window: AttemptWindow) => seriesOf(window, new Map());
 
-/** Every source with its health, breaker and last hour of fetching, in two queries. */
-export async function listSources(db: Database, now = new Date()): Promise<SourceRow[]> {
+export interface SourceListPage {
+  sources: SourceRow[];
+  /** The page after this one in the same order and filters; null on the last page. */
+  nextCursor: string | null;
+}
+
+/**
+ * One page of sources with their health, breaker and last hour of fetching: which sources and
+ * in what order is decided in SQL (./sourceList.ts), then only the page's rows and attempts are
+ * read. Bad cursors throw BadSourceCursorError.
+ */
+export async function listSources(
+  db: Database,
+  query: SourceListQuery = {},
+  now = new Date(),
+): Promise<SourceListPage> {
+  const { ids, nextCursor } = await sourcePage(db, query, now);
   const hour = attemptWindow(now, 1);
   const [sources, buckets] = await Promise.all([
     db.prisma.source.findMany({
-      orderBy: { id: "asc" },
+      where: { id: { in: ids } },
       include: { state: true, collectorStatus: { orderBy: { collector: "asc" } } },
     }),
-    attemptBuckets(db, hour, null),
+    attemptBucketsOf(db, hour, ids),
   ]);
-  return sources.map((s) => toRow(s, buckets.get(s.id) ?? emptySeries(hour), now));
+  const byId = new Map(sources.map((s) => [s.id, s]));
+  const rows = ids.flatMap((id) => {
+    const s = byId.get(id);
+    return s ? [toRow(s, buckets.get(id) ?? emptySeries(hour), now)] : [];
+  });
+  return { sources: rows, nextCursor };
 }
 
 export interface SourceDetail extends SourceRow {
