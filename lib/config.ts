@@ -102,6 +102,12 @@ const schema = z.object({
     .string()
     .refine((p) => p.startsWith("/"), { message: "must be an absolute path to a Chromium binary" })
     .optional(),
+  /**
+   * Days of fetch history kept row by row (each attempt; each look at a page); older attempts are
+   * folded into one row per source, day and code (workers/fetcher/history.ts). At least 7: the
+   * source page shows up to a week of attempts.
+   */
+  WIREWATCH_FETCH_HISTORY_DAYS: z.coerce.number().int().min(7).max(3_650).default(14),
   /** Pages rendered at once, each in a fresh browser context; a render takes most of a core. */
   WIREWATCH_BROWSER_CONTEXTS: z.coerce.number().int().min(1).max(16).default(2),
   /**

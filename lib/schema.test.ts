@@ -817,6 +817,20 @@ describe("the migrated database matches prisma/schema.prisma", () => {
     expectSameColumns(row, await columnsOf("websub_subscriptions"));
   });
 
+  it("fetch_attempts_daily", async () => {
+    const row = {
+      sourceId: "s-1",
+      day: new Date("2026-11-01T00:00:00.000Z"),
+      code: "ok",
+      attempts: 288,
+      bytes: 2_880_000n,
+      durationMsSum: 28_800n,
+      durationMsMax: 900,
+    };
+    expect(await db.prisma.fetchAttemptDaily.create({ data: row })).toEqual(row);
+    expectSameColumns(row, await columnsOf("fetch_attempts_daily"));
+  });
+
   it("page_looks", async () => {
     const row = {
       id: 1n,
@@ -859,6 +873,7 @@ describe("the migrated database matches prisma/schema.prisma", () => {
       "dedup_settings",
       "embedding_models",
       "fetch_attempts",
+      "fetch_attempts_daily",
       "item_extractions",
       "item_vectors",
       "job_failures",

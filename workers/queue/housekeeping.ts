@@ -1,4 +1,6 @@
+import { config } from "@/lib/config";
 import type { Database } from "@/lib/db";
+import { trimFetchHistory } from "@/workers/fetcher/history";
 import { archiveExpiredDeadLetters } from "./deadLetters/archiveExpired";
 
 /** Lease events are for recent history (the dashboard's hours and days), not an archive. */
@@ -17,11 +19,13 @@ export const STORY_EVENTS_KEEP_DAYS = 45;
  * The queue's periodic upkeep, run by every worker process now and then (each statement is
  * idempotent, so overlapping runs are harmless): dead letters past their TTL are archived; old
  * lease events, claim stats and depth samples, the failure history of jobs that no longer exist,
- * and story events past any retry or catch-up are trimmed.
+ * and story events past any retry or catch-up are trimmed; fetch history past
+ * WIREWATCH_FETCH_HISTORY_DAYS is folded into daily rows.
  */
 export async function housekeeping(
   db: Database,
   deadLetterTtlDays?: number,
+  fetchHistoryDays = config().WIREWATCH_FETCH_HISTORY_DAYS,
 ): Promise<{
   archived: number;
   leaseEvents: number;
@@ -29,6 +33,8 @@ export async function housekeeping(
   depthSamples: number;
   failures: number;
   storyEvents: number;
+  attemptsFolded: number;
+  pageLooks: number;
 }> {
   const archived = await archiveExpiredDeadLetters(db, deadLetterTtlDays);
   const leaseEvents = await db.prisma.$executeRaw`
@@ -46,5 +52,6 @@ export async function housekeeping(
   const storyEvents = await db.prisma.$executeRaw`
     DELETE FROM story_events
     WHERE published_at < now() - make_interval(days => ${STORY_EVENTS_KEEP_DAYS})`;
-  return { archived, leaseEvents, claimStats, depthSamples, failures, storyEvents };
+  const history = await trimFetchHistory(db, fetchHistoryDays);
+  return { archived, leaseEvents, claimStats, depthSamples, failures, storyEvents, ...history };
 }
