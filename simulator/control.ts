@@ -10,6 +10,7 @@ import {
   type FaultListing,
   type FaultTable,
 } from "./faults";
+import type { FleetStats } from "./fleet";
 import { parseInput as parse } from "./input";
 import {
   type EditInput,
@@ -18,7 +19,7 @@ import {
   SimError,
   type SimStory,
 } from "./newsroom";
-import type { LoggedRequest } from "./requestLog";
+import type { HostRate, LoggedRequest } from "./requestLog";
 import type { SimSource, SourceRoute } from "./sources";
 import { handleStoriesControl, type StoriesControl } from "./stories/service";
 import type { Truth } from "./truth";
@@ -59,6 +60,13 @@ export interface SimControl {
    * 10,000: what a politeness check reads. GET /_control/requests?since=<epoch ms>&path=<prefix>.
    */
   requests(options?: { sinceMs?: number; pathPrefix?: string }): LoggedRequest[];
+  /**
+   * Per Host header, over every request since start (not only the last 10,000): the count and
+   * the most that arrived within any 1 s window, busiest first. GET /_control/hosts?top=<n>.
+   */
+  hostRates(): HostRate[];
+  /** The feed fleet's size, port and answer counts; null without a fleet. GET /_control/fleet. */
+  fleet(): ({ size: number; hosts: number; port: number } & FleetStats) | null;
 }
 
 export function createControl(deps: {
@@ -75,6 +83,8 @@ export function createControl(deps: {
   storySource: SimSource;
   truth: () => Truth;
   requests: SimControl["requests"];
+  hostRates: SimControl["hostRates"];
+  fleet: SimControl["fleet"];
 }): SimControl {
   const { newsroom, faults, routes } = deps;
   const route = (sourceId: string) => {
@@ -122,6 +132,8 @@ export function createControl(deps: {
     },
     connections: deps.connections,
     requests: deps.requests,
+    hostRates: deps.hostRates,
+    fleet: deps.fleet,
     truth: () => {
       deps.settle();
       return deps.truth();
@@ -244,6 +256,17 @@ export async function handleControl(
     return reply({
       requests: control.requests({ sinceMs: Number.isFinite(since) ? since : 0, pathPrefix }),
     });
+  }
+  if (parts.length === 1 && method === "GET" && what === "hosts") {
+    const top = Number(url.searchParams.get("top") ?? 100);
+    const rates = control.hostRates();
+    return reply({
+      hosts: rates.length,
+      rates: rates.slice(0, Number.isInteger(top) && top > 0 ? top : 100),
+    });
+  }
+  if (parts.length === 1 && method === "GET" && what === "fleet") {
+    return reply({ fleet: control.fleet() });
   }
   if (parts.length === 1 && method === "GET" && what === "truth") {
     return reply(control.truth());

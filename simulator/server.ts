@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { CHAT_PATH, type ChatEndpoint, type ChatOptions, createChatEndpoint } from "./chat";
 import { storyFinder } from "./chatAnswer";
+import { notModified } from "./conditional";
 import { createControl, handleControl, type SimControl, sendJson } from "./control";
 import {
   createEmbeddingsEndpoint,
@@ -12,6 +13,7 @@ import {
   type EmbeddingsOptions,
 } from "./embeddings";
 import { FaultTable } from "./faults";
+import { type Fleet, type FleetOptions, startFleet } from "./fleet";
 import { Newsroom, SimError } from "./newsroom";
 import { DEFAULT_OUTLETS, type Outlet } from "./outlets";
 import { Random } from "./random";
@@ -31,6 +33,8 @@ import { HUB_CHECK_MS, HUB_PATH, WebSubHub } from "./websub";
 export type { ChatOptions, ChatStats } from "./chat";
 export type { SimControl } from "./control";
 export type { Fault, FaultInput, FaultKind, FaultListing } from "./faults";
+export type { Behaviour, Failure, FeedProfile, Fleet, FleetOptions, FleetStats } from "./fleet";
+export type { HostRate } from "./hostRates";
 export type { EditInput, PageHeadline, PublishInput, SimStory, StreamEvent } from "./newsroom";
 export type { Outlet } from "./outlets";
 export type { RepublishKind } from "./republish";
@@ -83,6 +87,11 @@ export interface SimulatorOptions {
    * pushes a feed to its subscribers when the outlet publishes. Off by default.
    */
   websubHub?: boolean;
+  /**
+   * Many feeds on many loopback hosts (simulator/fleet): `{ sources: 10_000 }` serves 10,000
+   * feeds on 100 addresses 127.1.0.1… with the behaviour mix of the README's "Fleet" section.
+   */
+  fleet?: FleetOptions;
 }
 
 export interface Simulator {
@@ -97,6 +106,8 @@ export interface Simulator {
   chat: Pick<ChatEndpoint, "model" | "stats">;
   /** The WebSub hub, when started with `websubHub: true`. */
   websub: WebSubHub | null;
+  /** The feed fleet, when started with `fleet`: its sources, behaviour and counters. */
+  fleet: Fleet | null;
   stop(): Promise<void>;
 }
 
@@ -145,6 +156,19 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     ...(options.stories ? { options: options.stories } : {}),
   });
   scheduler.runUntil(start);
+
+  // Started after the newsroom's clock, so both run on the same simulated time (advance moves both).
+  const fleet = options.fleet
+    ? await startFleet(options.fleet, {
+        seed: options.seed ?? 1,
+        now: () => scheduler.now,
+        log: requestLog,
+      }).catch(async (err: unknown) => {
+        await stories.stop();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        throw err;
+      })
+    : null;
 
   const hub = new StreamHub(faults, () => scheduler.now);
   newsroom.onEvent((event) => hub.broadcast(event));
@@ -214,6 +238,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     storySource: stories.source,
     truth: () => truth(newsroom, outlets, scheduler.now),
     requests: (options) => requestLog.list(options),
+    hostRates: () => requestLog.hostRates(),
+    fleet: () =>
+      fleet ? { size: fleet.size, hosts: fleet.hosts, port: fleet.port, ...fleet.stats() } : null,
   });
 
   const findStory = storyFinder(newsroom, outlets);
@@ -261,8 +288,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     embeddings: app.embeddings,
     chat: app.chat,
     websub,
+    fleet,
     stop: async () => {
       stopped = true;
+      await fleet?.stop();
       websub?.stop();
       stopping.abort();
       clearTimeout(timer);
@@ -469,19 +498,6 @@ function serveFeed(app: App, route: SourceRoute, req: IncomingMessage, res: Serv
     }
   }
   sendText(req, res, 200, contentType, body);
-}
-
-/** RFC 9110 §13.1: If-None-Match decides when present; If-Modified-Since only without it. */
-function notModified(req: IncomingMessage, v: { etag: string; lastModified: string }): boolean {
-  const inm = req.headers["if-none-match"];
-  if (inm !== undefined) {
-    return inm
-      .split(",")
-      .map((t) => t.trim().replace(/^W\//, ""))
-      .some((t) => t === "*" || t === v.etag);
-  }
-  const ims = Date.parse(req.headers["if-modified-since"] ?? "");
-  return !Number.isNaN(ims) && Date.parse(v.lastModified) <= ims;
 }
 
 /**
