@@ -66,7 +66,10 @@ describe("fleet plan", () => {
     const plan = planFleet(1, { sources: 100_000 });
     expect(plan.hosts).toBe(1_000);
     const perHost = new Uint32Array(plan.hosts);
-    for (let i = 0; i < plan.size; i++) perHost[hostOf(plan, i)] += 1;
+    for (let i = 0; i < plan.size; i++) {
+      const h = hostOf(plan, i);
+      perHost[h] = (perHost[h] as number) + 1;
+    }
     expect(Math.min(...perHost)).toBe(100);
     expect(Math.max(...perHost)).toBe(100);
     const addresses = Array.from({ length: plan.hosts }, (_, h) => hostAddress(h));
