@@ -4,6 +4,7 @@ import { type Simulator, startSimulator } from "@/simulator/server";
 import { type SourceRef, toSourceRef } from "@/workers/collectors/sourceRef";
 import { BrowserPool, BrowserUnavailableError, chromiumPath } from "@/workers/fetcher/browser";
 import { RateBudget } from "@/workers/fetcher/rateBudget";
+import { startServer } from "@/workers/fetcher/testing/servers";
 import { sourceSchema } from "@/workers/sources/sourcesFile";
 import { syncSources } from "@/workers/sources/syncSources";
 import { refreshPage } from "./refreshPage";
@@ -156,6 +157,54 @@ describe.skipIf(!chromium)("the browser fetch path", () => {
         const seconds = ((times[j] as number) - (times[i] as number) + 350) / 1000;
         expect(j - i + 1).toBeLessThanOrEqual(burst + ratePerSecond * seconds + 1e-9);
       }
+    }
+  }, 60_000);
+});
+
+describe.skipIf(!chromium)("a page whose script never yields", () => {
+  it("is closed at its deadline: a parse_error saying so, the renderer's time recorded", async () => {
+    const local = await createTestDatabase();
+    const site = await startServer((_req, res) => {
+      res.setHeader("content-type", "text/html; charset=utf-8");
+      res.end(
+        "<!doctype html><html><body><h2><a href='/a'>Never shown</a></h2>" +
+          "<script>for (;;) {}</script></body></html>",
+      );
+    });
+    const own = new BrowserPool({ contexts: 1 });
+    try {
+      await syncSources(local, [
+        sourceSchema.parse({
+          id: "busy",
+          name: "Busy",
+          kind: "page",
+          url: `${site.origin}/`,
+          allowPrivate: true,
+          render: "browser",
+        }),
+      ]);
+      const ref = toSourceRef(
+        await local.prisma.source.findUniqueOrThrow({ where: { id: "busy" } }),
+      ) as SourceRef;
+      const started = Date.now();
+      const outcome = await refreshPage(local, ref, "A", null, { robots: false }, undefined, {
+        browser: own,
+        renderLimits: { deadlineMs: 1_500 },
+      });
+      expect(outcome.code).toBe("parse_error");
+      // The deadline, the 5 s to read the DOM, and no more.
+      expect(Date.now() - started).toBeLessThan(15_000);
+      const look = await local.prisma.pageLook.findFirstOrThrow();
+      expect(look.message).toMatch(/^browser: the page did not finish within 7 s/);
+      expect(look.cpuMs).toBeGreaterThanOrEqual(6_000);
+      const state = await local.prisma.sourceState.findUniqueOrThrow({
+        where: { sourceId: "busy" },
+      });
+      expect(state.lastErrorCode).toBe("parse_error");
+    } finally {
+      await own.close();
+      await site.close();
+      await local.drop();
     }
   }, 60_000);
 });

@@ -24,7 +24,7 @@ import {
   renderPage,
   sharedBrowserPool,
 } from "@/workers/fetcher";
-import type { BrowserPool } from "@/workers/fetcher/browser";
+import { type BrowserPool, RenderDeadlineError } from "@/workers/fetcher/browser";
 import { type Delivery, type Writer, writeBatch } from "@/workers/store";
 
 const HTML_ACCEPT = "text/html, application/xhtml+xml;q=0.9, */*;q=0.1";
@@ -176,8 +176,9 @@ async function readRendered(
       shown: body,
       look: {
         mode: "browser",
-        wallMs: fetched.durationMs,
-        cpuMs: 0,
+        wallMs: fetched.durationMs + (err instanceof RenderDeadlineError ? err.wallMs : 0),
+        // Cut off at its deadline, the renderer was busy all along: its wall time is its CPU.
+        cpuMs: err instanceof RenderDeadlineError ? err.wallMs : 0,
         requests: fetched.attempts,
         blocked: 0,
         blockedDetail: [],

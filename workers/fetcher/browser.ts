@@ -224,96 +224,146 @@ export async function renderPage(
   limits: Partial<RenderLimits> = {},
 ): Promise<Rendered> {
   const { deadlineMs, maxRequests } = { ...DEFAULT_RENDER_LIMITS, ...limits };
-  return pool.use(async (context) => {
-    const started = performance.now();
-    const blockedDetail: Rendered["blockedDetail"] = [];
-    let blocked = 0;
-    const block = (url: string, reason: string) => {
-      blocked++;
-      if (blockedDetail.length < 20) blockedDetail.push({ url: url.slice(0, 500), reason });
-    };
-    let requests = 1;
-    let bytes = input.body.length;
-    let pageServed = false;
-    let page: Page | undefined;
+  // Past the deadline the page's DOM is read as it is; a page whose scripts never yield (the
+  // renderer's main thread busy) cannot even be read, so the context is closed under it.
+  return pool.use((context) =>
+    withinDeadline(context, deadlineMs + READ_GRACE_MS, () =>
+      render(context, input, answer, deadlineMs, maxRequests),
+    ),
+  );
+}
 
-    await context.routeWebSocket(/.*/, (ws) => {
-      block(ws.url(), "WebSockets are not opened");
-      void ws.close({ code: 1008, reason: "not opened by the renderer" });
-    });
-    await context.route("**/*", async (route: Route) => {
-      const request = route.request();
-      const url = request.url();
-      const main = !!page && request.frame() === page.mainFrame();
-      if (!pageServed && main && request.isNavigationRequest() && url === input.url) {
-        pageServed = true;
-        return route.fulfill({
+/** How long reading the DOM may take after the deadline before the context is closed. */
+const READ_GRACE_MS = 5_000;
+
+/** A render cut off at its hard deadline: the renderer was busy all along (its CPU, roughly). */
+export class RenderDeadlineError extends Error {
+  override readonly name = "RenderDeadlineError";
+  constructor(readonly wallMs: number) {
+    super(
+      `the page did not finish within ${Math.round(wallMs / 1000)} s (its scripts kept the renderer busy); closed`,
+    );
+  }
+}
+
+async function withinDeadline<T>(
+  context: BrowserContext,
+  ms: number,
+  run: () => Promise<T>,
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const started = performance.now();
+  const running = run();
+  // Closing the context rejects whatever the render was waiting on: nobody waits for it then.
+  running.catch(() => {});
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new RenderDeadlineError(performance.now() - started));
+      void context.close().catch(() => {});
+    }, ms);
+  });
+  try {
+    return await Promise.race([running, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function render(
+  context: BrowserContext,
+  input: RenderInput,
+  answer: (request: BrowserRequest) => Promise<BrowserAnswer>,
+  deadlineMs: number,
+  maxRequests: number,
+): Promise<Rendered> {
+  const started = performance.now();
+  const blockedDetail: Rendered["blockedDetail"] = [];
+  let blocked = 0;
+  const block = (url: string, reason: string) => {
+    blocked++;
+    if (blockedDetail.length < 20) blockedDetail.push({ url: url.slice(0, 500), reason });
+  };
+  let requests = 1;
+  let bytes = input.body.length;
+  let pageServed = false;
+  let page: Page | undefined;
+
+  await context.routeWebSocket(/.*/, (ws) => {
+    block(ws.url(), "WebSockets are not opened");
+    void ws.close({ code: 1008, reason: "not opened by the renderer" });
+  });
+  await context.route("**/*", async (route: Route) => {
+    const request = route.request();
+    const url = request.url();
+    const main = !!page && request.frame() === page.mainFrame();
+    if (!pageServed && main && request.isNavigationRequest() && url === input.url) {
+      pageServed = true;
+      return route
+        .fulfill({
           status: 200,
           contentType: input.contentType ?? "text/html; charset=utf-8",
           body: input.body,
-        });
-      }
-      const type = request.resourceType();
-      // Frames other than the page (ads, embeds) and passive resources are left out quietly.
-      if (!FETCHED_TYPES.has(type) || (type === "document" && !main)) {
-        return route.abort("blockedbyclient").catch(() => {});
-      }
-      requests++;
-      if (request.method() !== "GET") {
-        block(url, `${request.method()} is not sent: the renderer only reads`);
-        return route.abort("blockedbyclient").catch(() => {});
-      }
-      if (requests - 1 > maxRequests) {
-        block(url, `over the ${maxRequests} requests a render may make`);
-        return route.abort("blockedbyclient").catch(() => {});
-      }
-      const answered = await answer({
-        url,
-        method: "GET",
-        resourceType: type,
-        headers: request.headers(),
-      }).catch((err: Error) => ({ failed: err.message }));
-      if ("refused" in answered) {
-        block(url, answered.refused);
-        return route.abort("blockedbyclient").catch(() => {});
-      }
-      if ("failed" in answered) return route.abort("failed").catch(() => {});
-      bytes += answered.body.length;
-      const headers = Object.fromEntries(
-        Object.entries(answered.headers).filter(([k]) => !STRIPPED_HEADERS.has(k.toLowerCase())),
-      );
-      return route
-        .fulfill({ status: answered.status, headers, body: answered.body })
+        })
         .catch(() => {});
-    });
-
-    page = await context.newPage();
-    page.on("dialog", (dialog) => void dialog.dismiss().catch(() => {}));
-    page.on("popup", (popup) => void popup.close().catch(() => {}));
-    const cdp = await context.newCDPSession(page);
-    await cdp.send("Performance.enable");
-
-    const left = () => Math.max(1, deadlineMs - (performance.now() - started));
-    let timedOut = false;
-    try {
-      await page.goto(input.url, { waitUntil: "load", timeout: left() });
-      await page.waitForLoadState("networkidle", { timeout: left() });
-    } catch (err) {
-      if ((err as Error).name !== "TimeoutError") throw err;
-      timedOut = true;
     }
-    const html = await page.content();
-    const metrics = (await cdp.send("Performance.getMetrics")).metrics;
-    const task = metrics.find((m) => m.name === "TaskDuration")?.value ?? 0;
-    return {
-      html,
-      requests,
-      blocked,
-      blockedDetail,
-      bytes,
-      cpuMs: Math.round(task * 1000),
-      wallMs: Math.round(performance.now() - started),
-      timedOut,
-    };
+    const type = request.resourceType();
+    // Frames other than the page (ads, embeds) and passive resources are left out quietly.
+    if (!FETCHED_TYPES.has(type) || (type === "document" && !main)) {
+      return route.abort("blockedbyclient").catch(() => {});
+    }
+    requests++;
+    if (request.method() !== "GET") {
+      block(url, `${request.method()} is not sent: the renderer only reads`);
+      return route.abort("blockedbyclient").catch(() => {});
+    }
+    if (requests - 1 > maxRequests) {
+      block(url, `over the ${maxRequests} requests a render may make`);
+      return route.abort("blockedbyclient").catch(() => {});
+    }
+    const answered = await answer({
+      url,
+      method: "GET",
+      resourceType: type,
+      headers: request.headers(),
+    }).catch((err: Error) => ({ failed: err.message }));
+    if ("refused" in answered) {
+      block(url, answered.refused);
+      return route.abort("blockedbyclient").catch(() => {});
+    }
+    if ("failed" in answered) return route.abort("failed").catch(() => {});
+    bytes += answered.body.length;
+    const headers = Object.fromEntries(
+      Object.entries(answered.headers).filter(([k]) => !STRIPPED_HEADERS.has(k.toLowerCase())),
+    );
+    return route.fulfill({ status: answered.status, headers, body: answered.body }).catch(() => {});
   });
+
+  page = await context.newPage();
+  page.on("dialog", (dialog) => void dialog.dismiss().catch(() => {}));
+  page.on("popup", (popup) => void popup.close().catch(() => {}));
+  const cdp = await context.newCDPSession(page);
+  await cdp.send("Performance.enable");
+
+  const left = () => Math.max(1, deadlineMs - (performance.now() - started));
+  let timedOut = false;
+  try {
+    await page.goto(input.url, { waitUntil: "load", timeout: left() });
+    await page.waitForLoadState("networkidle", { timeout: left() });
+  } catch (err) {
+    if ((err as Error).name !== "TimeoutError") throw err;
+    timedOut = true;
+  }
+  const html = await page.content();
+  const metrics = (await cdp.send("Performance.getMetrics")).metrics;
+  const task = metrics.find((m) => m.name === "TaskDuration")?.value ?? 0;
+  return {
+    html,
+    requests,
+    blocked,
+    blockedDetail,
+    bytes,
+    cpuMs: Math.round(task * 1000),
+    wallMs: Math.round(performance.now() - started),
+    timedOut,
+  };
 }
