@@ -65,8 +65,13 @@ export interface SimControl {
    * the most that arrived within any 1 s window, busiest first. GET /_control/hosts?top=<n>.
    */
   hostRates(): HostRate[];
-  /** The feed fleet's size, port and answer counts; null without a fleet. GET /_control/fleet. */
-  fleet(): ({ size: number; hosts: number; port: number } & FleetStats) | null;
+  /** The fleet's size, port, answer counts and process cost; null without one. GET /_control/fleet. */
+  fleet():
+    | ({ size: number; hosts: number; port: number } & FleetStats & {
+          /** The simulator process's CPU time since start and its memory now. */
+          process: { cpuMs: number; rssMb: number; heapUsedMb: number };
+        })
+    | null;
 }
 
 export function createControl(deps: {

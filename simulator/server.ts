@@ -240,7 +240,20 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     requests: (options) => requestLog.list(options),
     hostRates: () => requestLog.hostRates(),
     fleet: () =>
-      fleet ? { size: fleet.size, hosts: fleet.hosts, port: fleet.port, ...fleet.stats() } : null,
+      fleet
+        ? {
+            size: fleet.size,
+            hosts: fleet.hosts,
+            port: fleet.port,
+            ...fleet.stats(),
+            // The simulator's own cost, so a bench can tell it apart from the collector's.
+            process: {
+              cpuMs: Math.round((process.cpuUsage().user + process.cpuUsage().system) / 1000),
+              rssMb: Math.round(process.memoryUsage().rss / 1e5) / 10,
+              heapUsedMb: Math.round(process.memoryUsage().heapUsed / 1e5) / 10,
+            },
+          }
+        : null,
   });
 
   const findStory = storyFinder(newsroom, outlets);

@@ -1,4 +1,4 @@
-import { once } from "node:events";
+import { once, setMaxListeners } from "node:events";
 import { createWriteStream } from "node:fs";
 import { createServer } from "node:http";
 import type { RequestLog } from "../requestLog";
@@ -60,6 +60,8 @@ export async function startFleet(
     hash(plan.poolSize.en, plan.poolSize.bn),
   ).toString(36);
   const stopping = new AbortController();
+  // Every held or slowed request listens for the stop: hundreds at once are expected here.
+  setMaxListeners(0, stopping.signal);
   const handler = createFleetHandler({
     plan,
     now: deps.now,
