@@ -11,6 +11,7 @@ import { claimWindows } from "./claimStats";
 import { type BudgetState, budgetStates } from "./costs";
 import { type LagFigures, type ReadModelSummary, readModelSummary } from "./readPath";
 import { collectorFactsSql, healthOfRank, healthRankSql } from "./sourceHealthSql";
+import { sourceSnapshot } from "./sourceIndex";
 
 export type Level = "ok" | "amber" | "red";
 
@@ -122,7 +123,7 @@ const level = (value: number | null, amber: number, red: number): Level =>
 export async function overview(
   db: Database,
   {
-    now = new Date(),
+    now: at,
     thresholds = thresholdsFrom(),
     ingestion = ingestionStatus(),
     budgets = { llm: config().WIREWATCH_EXTRACT_LLM_DAILY_BUDGET_USD },
@@ -137,6 +138,7 @@ export async function overview(
     readPath?: Omit<Parameters<typeof readModelSummary>[1], "now">;
   } = {},
 ): Promise<Overview> {
+  const now = at ?? new Date();
   const from = new Date(now.getTime() - HOUR_MS);
   const recent = new Date(now.getTime() - SHORT_WINDOW_MS);
   const [ingest, lag, dead, fetches, health, outage, spend, model] = await Promise.all([
@@ -167,7 +169,7 @@ export async function overview(
              count(*) FILTER (WHERE code NOT IN ('ok', 'not_modified'))::int AS hour_errors
       FROM fetch_attempts
       WHERE started_at >= ${from} AND started_at <= ${now}`,
-    sourceHealthCounts(db, now),
+    sourceHealthCounts(db, at),
     db.prisma.networkOutage.findFirst({ where: { endedAt: null }, orderBy: { id: "desc" } }),
     budgetStates(db, { now, budgets }),
     readModelSummary(db, { ...readPath, now }),
@@ -341,22 +343,29 @@ interface SourceHealthCounts {
 }
 
 /**
- * Sources by health state, and the breakers not closed, counted in the database.
+ * Sources by health state, and the breakers not closed.
  *
- * Health changes with the clock (./sourceHealthSql.ts), so the count is one pass over sources,
- * source_state and collector_status with the state computed per row and only seven numbers
- * leaving the database, instead of every source's row and history (the page did that before:
- * 100k rows and an hour of attempts per poll). The breakers read the partial index
- * source_state_breaker_idx, which holds only the sources whose breaker is not closed.
+ * Health changes with the clock (./sourceHealthSql.ts), so counting it is a pass over every
+ * source: with `at` given (tests) one SQL statement at that instant; live, the process's
+ * snapshot of every source's keys (./sourceIndex.ts, at most a few seconds old), which the
+ * Sources list shares, so a poll costs a walk over memory. Before, the page loaded every
+ * source's row and the hour's attempts per poll. The breakers are read fresh from the partial
+ * index source_state_breaker_idx, which holds only the sources whose breaker is not closed.
  */
-async function sourceHealthCounts(db: Database, now: Date): Promise<SourceHealthCounts> {
+async function sourceHealthCounts(db: Database, at?: Date): Promise<SourceHealthCounts> {
   const [counts, breakers] = await Promise.all([
-    db.prisma.$queryRaw<{ rank: number; count: number }[]>`
-      SELECT ${healthRankSql(now)} AS rank, count(*)::int AS count
-      FROM sources s
-      LEFT JOIN source_state st ON st.source_id = s.id
-      ${collectorFactsSql(now)}
-      GROUP BY 1`,
+    at
+      ? db.prisma.$queryRaw<{ rank: number; count: number }[]>`
+          SELECT ${healthRankSql(at)} AS rank, count(*)::int AS count
+          FROM sources s
+          LEFT JOIN source_state st ON st.source_id = s.id
+          ${collectorFactsSql(at)}
+          GROUP BY 1`
+      : sourceSnapshot(db).then(({ keys }) => {
+          const n = new Map<number, number>();
+          for (const k of keys) n.set(k.health, (n.get(k.health) ?? 0) + 1);
+          return [...n].map(([rank, count]) => ({ rank, count }));
+        }),
     db.prisma.$queryRaw<{ state: string; count: number; ids: string[] }[]>`
       SELECT breaker_state AS state, count(*)::int AS count,
              (array_agg(source_id ORDER BY source_id))[1:${BREAKER_SOURCES_SHOWN}::int] AS ids

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HEALTH_STATES, type HealthState } from "@/lib/health";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
-import type { SourceListQuery } from "./sourceList";
+import { readSourceKeys } from "./sourceIndex";
+import { pageFromSnapshot, type SourceListQuery } from "./sourceList";
 import { listSources, type SourceRow } from "./sources";
 
 /**
@@ -116,6 +117,35 @@ describe("health in SQL", () => {
     expect(order).toHaveLength(SOURCES);
     const ranks = order.map((s) => HEALTH_STATES.indexOf(s));
     expect(ranks).toEqual([...ranks].sort((a, b) => b - a));
+  });
+});
+
+describe("the snapshot of every source's keys", () => {
+  it("pages, filters and orders as the SQL does", async () => {
+    const snapshot = await readSourceKeys(db, now);
+    expect(snapshot.keys).toHaveLength(SOURCES);
+    const queries: SourceListQuery[] = [
+      {},
+      { sort: "health", dir: "desc" },
+      { sort: "health" },
+      { health: "stalled" },
+      { health: "quiet", q: "S01" },
+      { sort: "lastPolled", dir: "desc" },
+      { sort: "errorRate", dir: "desc", kind: "feed" },
+      { breaker: "open", sort: "health" },
+      { health: "healthy", sort: "name", dir: "desc" },
+    ];
+    for (const query of queries) {
+      const fromSql = (await all(query)).map((s) => s.id);
+      const fromSnapshot: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = pageFromSnapshot(snapshot, { ...query, limit: 150, cursor });
+        fromSnapshot.push(...page.ids);
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor);
+      expect(fromSnapshot, JSON.stringify(query)).toEqual(fromSql);
+    }
   });
 });
 

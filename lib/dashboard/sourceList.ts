@@ -3,6 +3,7 @@ import { Prisma } from "@/lib/generated/prisma/client";
 import { HEALTH_STATES, type HealthState } from "@/lib/health";
 import { textProblem } from "@/lib/validation";
 import { collectorFactsSql, healthRankSql } from "./sourceHealthSql";
+import type { SourceKeys, SourceSnapshot } from "./sourceIndex";
 
 /**
  * Which sources one page of the Sources list shows: filtered, sorted and cut in the database,
@@ -98,6 +99,7 @@ export async function sourcePage(
   now: Date,
 ): Promise<SourcePageKeys> {
   const sort = query.sort ?? "name";
+
   const dir = query.dir ?? "asc";
   const limit = Math.min(Math.max(1, query.limit ?? SOURCES_PAGE_SIZE), SOURCES_MAX_LIMIT);
   const after = query.cursor ? decodeSourceCursor(query.cursor, sort, dir) : null;
@@ -168,5 +170,80 @@ export async function sourcePage(
             last.id,
           ])
         : null,
+  };
+}
+
+/**
+ * Whether a query orders or filters by what only a pass over every source can tell (health, the
+ * hour's error rate, the last poll, a name or URL containing some text: no index answers
+ * "contains"), rather than by an index (name, kind, breaker).
+ */
+export function needsSnapshot(query: SourceListQuery): boolean {
+  return (
+    query.health !== undefined ||
+    Boolean(query.q) ||
+    (query.sort !== undefined && query.sort !== "name")
+  );
+}
+
+const SNAPSHOT_KEY: Record<SourceSort, (k: SourceKeys) => string | number> = {
+  name: (k) => k.name,
+  health: (k) => k.health,
+  errorRate: (k) => k.errorRate,
+  lastPolled: (k) => k.lastPolled,
+};
+
+const compare = (a: string | number, b: string | number) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * One page from a snapshot of every source's keys (./sourceIndex.ts): the same filters, order,
+ * limit and cursors as sourcePage(), over memory. Names compare by code unit here (PostgreSQL
+ * by its collation), so a name order with a health filter may differ from the unfiltered one in
+ * where "a" and "B" go; each is stable across its own pages.
+ */
+export function pageFromSnapshot(snapshot: SourceSnapshot, query: SourceListQuery): SourcePageKeys {
+  const sort = query.sort ?? "name";
+  const dir = query.dir ?? "asc";
+  const limit = Math.min(Math.max(1, query.limit ?? SOURCES_PAGE_SIZE), SOURCES_MAX_LIMIT);
+  const after = query.cursor ? decodeSourceCursor(query.cursor, sort, dir) : null;
+  const health = query.health === undefined ? undefined : HEALTH_STATES.indexOf(query.health);
+  const q = query.q?.toLowerCase();
+  const keyOf = SNAPSHOT_KEY[sort];
+  const sign = dir === "asc" ? 1 : -1;
+  const order = (ka: string | number, ia: string, kb: string | number, ib: string) =>
+    sign * (compare(ka, kb) || compare(ia, ib));
+  const matches = snapshot.keys.filter(
+    (k) =>
+      (health === undefined || k.health === health) &&
+      (!query.kind || k.kind === query.kind) &&
+      (!query.breaker || k.breaker === query.breaker) &&
+      (!q ||
+        k.name.toLowerCase().includes(q) ||
+        k.id.toLowerCase().includes(q) ||
+        (k.url?.toLowerCase().includes(q) ?? false)) &&
+      (!after || order(keyOf(k), k.id, after.key, after.id) > 0),
+  );
+  // The page's rows and one more (is there a next page?), without sorting every match.
+  const top: SourceKeys[] = [];
+  for (const k of matches) {
+    if (top.length === limit + 1) {
+      const last = top[limit] as SourceKeys;
+      if (order(keyOf(k), k.id, keyOf(last), last.id) >= 0) continue;
+      top.pop();
+    }
+    let i = top.length;
+    while (
+      i > 0 &&
+      order(keyOf(k), k.id, keyOf(top[i - 1] as SourceKeys), (top[i - 1] as SourceKeys).id) < 0
+    )
+      i--;
+    top.splice(i, 0, k);
+  }
+  const page = top.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    ids: page.map((k) => k.id),
+    nextCursor:
+      top.length > limit && last ? encodeSourceCursor([sort, dir, keyOf(last), last.id]) : null,
   };
 }

@@ -4,7 +4,8 @@ import type { Prisma } from "@/lib/generated/prisma/client";
 import { expectedActivitySeconds, GAPS_TO_LEARN, type Health, sourceHealth } from "@/lib/health";
 import { nextPollSeconds } from "@/lib/schedule/nextPoll";
 import { pollingNote } from "@/lib/schedule/pollNote";
-import { type SourceListQuery, sourcePage } from "./sourceList";
+import { sourceSnapshot } from "./sourceIndex";
+import { needsSnapshot, pageFromSnapshot, type SourceListQuery, sourcePage } from "./sourceList";
 
 const HOUR_MS = 3_600_000;
 
@@ -391,15 +392,22 @@ export interface SourceListPage {
 
 /**
  * One page of sources with their health, breaker and last hour of fetching: which sources and
- * in what order is decided in SQL (./sourceList.ts), then only the page's rows and attempts are
- * read. Bad cursors throw BadSourceCursorError.
+ * in what order is decided by the database or a snapshot of every source's keys (./sourceList.ts,
+ * ./sourceIndex.ts), then only the page's rows and attempts are read, fresh. Bad cursors throw
+ * BadSourceCursorError.
  */
 export async function listSources(
   db: Database,
   query: SourceListQuery = {},
-  now = new Date(),
+  at?: Date,
 ): Promise<SourceListPage> {
-  const { ids, nextCursor } = await sourcePage(db, query, now);
+  const now = at ?? new Date();
+  // `at` given (tests, a reproducible read): every key judged at that instant, in SQL. Otherwise
+  // health, error-rate, last-poll and text orders and filters use the process's snapshot.
+  const { ids, nextCursor } =
+    !at && needsSnapshot(query)
+      ? pageFromSnapshot(await sourceSnapshot(db), query)
+      : await sourcePage(db, query, now);
   const hour = attemptWindow(now, 1);
   const [sources, buckets] = await Promise.all([
     db.prisma.source.findMany({
