@@ -207,6 +207,45 @@ describe.skipIf(!requireRealPostgres("the dashboard bench (it measures PostgreSQ
       }
       for (const e of result.endpoints) expect(e, e.path).toMatchObject({ status: 200 });
     }, 600_000);
+
+    it("--in-process calls the same GET handlers without a build, the Sources list in each order", async () => {
+      const { stdout } = await run(
+        "npm",
+        [
+          "run",
+          "-s",
+          "bench",
+          "--",
+          "dashboard",
+          "--news",
+          "2000",
+          "--events",
+          "6000",
+          "--sources",
+          "300",
+          "--attempts",
+          "3000",
+          "--runs",
+          "2",
+          "--in-process",
+          "--json",
+        ],
+        { env: { ...process.env, DATABASE_URL: testServerUrl(), LOG_LEVEL: "silent" } },
+      );
+      const result = JSON.parse(stdout.trim().split("\n").at(-1) as string);
+      expect(result).toMatchObject({ sources: 300, attempts: 3000, inProcess: true });
+      const paths = result.endpoints.map((e: { path: string }) => e.path);
+      for (const route of [
+        "/api/overview",
+        "/api/sources",
+        "/api/sources?sort=health&dir=desc",
+        "/api/sources?sort=errorRate&dir=desc",
+        "/api/sources?health=stalled",
+      ]) {
+        expect(paths).toContain(route);
+      }
+      for (const e of result.endpoints) expect(e, e.path).toMatchObject({ status: 200 });
+    }, 600_000);
   },
 );
 

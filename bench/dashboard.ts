@@ -1,21 +1,29 @@
 /**
  * Dashboard benchmark: how fast every dashboard API answers on a production-sized database.
  *
- *   npm run -s bench -- dashboard [--news N] [--events N] [--sources N] [--runs R] [--json]
- *                                 [--reuse DBNAME]
+ *   npm run -s bench -- dashboard [--news N] [--events N] [--sources N] [--attempts N] [--runs R]
+ *                                 [--json] [--reuse DBNAME] [--in-process]
  *
  * PostgreSQL only (DATABASE_URL). A scratch database (ww_bench_<random>, dropped at the end) is
  * migrated and filled by bench/dashboardSeed.ts: N news rows (default 1,000,000) and N audit rows
  * (news_events, default 5,000,000) over 30 days, plus a day of fetch attempts and lease events,
- * dead letters, repair runs and admin actions. `--reuse DBNAME` keeps a seeded database between
- * runs (it is created and seeded when missing, and not dropped).
+ * dead letters, repair runs and admin actions; `--sources N` sources (default 500; 100,000 is
+ * the fleet the Sources page is built for, seeded in seconds with a mix of health, two
+ * collectors each) and `--attempts N` fetch attempts over the last day (default 200,000).
+ * `--reuse DBNAME` keeps a seeded database between runs (it is created and seeded when missing,
+ * and not dropped).
  *
  * Then the real app is started on it (`next start`, workers and simulator off) and every GET
  * route under app/api (found on disk, so new pages are measured without editing this file; health,
  * metrics and auth are not dashboard reads) is requested R times in a row (default 30) after 3
  * warm-up requests, over HTTP on loopback, as the dashboard's polling does. Dynamic segments are
- * filled with rows that exist (a source, an item, a dead letter, a repair run). Reported: p50,
- * p95 and max per endpoint, and the worst p95 against the 200 ms goal.
+ * filled with rows that exist (a source, an item, a dead letter, a repair run); the Sources list
+ * is asked in each of its orders and filters too. Reported: p50, p95 and max per endpoint, and
+ * the worst p95 against the 200 ms goal.
+ *
+ * `--in-process` calls each route's GET handler in this process instead (no build, no server):
+ * the same handler, query and serialisation, without Next.js's HTTP layer (a millisecond or two
+ * on loopback). For a machine where building the app is not an option.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
@@ -26,7 +34,7 @@ import pg from "pg";
 import { config } from "@/lib/config";
 import { openDatabase } from "@/lib/db";
 import { createScratchDatabase } from "@/lib/scratchDatabase";
-import { seedLargeDatabase } from "./dashboardSeed";
+import { type SeedSize, seedLargeDatabase } from "./dashboardSeed";
 
 const GOAL_P95_MS = 200;
 // The public read path (/api/news) answers from the read model, not the dashboard's reads, and
@@ -49,11 +57,19 @@ export async function run(args: string[]): Promise<void> {
       news: { type: "string", default: "1000000" },
       events: { type: "string", default: "5000000" },
       sources: { type: "string", default: "500" },
+      attempts: { type: "string", default: "200000" },
+      "in-process": { type: "boolean", default: false },
       runs: { type: "string", default: "30" },
       reuse: { type: "string" },
       json: { type: "boolean", default: false },
     },
   });
+  // In process the routes read this process's configuration: dashboard reads open, as the
+  // started app is told below (set before the configuration is first read).
+  if (values["in-process"]) {
+    process.env.DASHBOARD_READ = "open";
+    process.env.LOG_LEVEL ??= "warn";
+  }
   const server = config().DATABASE_URL;
   if (!server) {
     log("the dashboard bench needs PostgreSQL: set DATABASE_URL");
@@ -64,21 +80,30 @@ export async function run(args: string[]): Promise<void> {
     news: Number(values.news),
     events: Number(values.events),
     sources: Number(values.sources),
+    attempts: Number(values.attempts),
   };
   const runs = Number(values.runs);
 
   const { url, dispose } = await database(server, values.reuse, size);
   let app: ChildProcess | undefined;
+  let inProcess: InProcess | undefined;
   try {
-    const port = await freePort();
-    app = await startApp(url, port);
-    const base = `http://127.0.0.1:${port}`;
+    let get: Getter;
+    if (values["in-process"]) {
+      inProcess = await inProcessApp(url);
+      get = inProcess.get;
+    } else {
+      const port = await freePort();
+      app = await startApp(url, port);
+      const base = `http://127.0.0.1:${port}`;
+      get = (endpoint) => fetch(base + endpoint, { headers: { accept: "application/json" } });
+    }
     const samples = await sampleIds(url);
     const endpoints = await dashboardEndpoints(samples);
     log(`measuring ${endpoints.length} endpoints, ${runs} requests each`);
     const results: Measured[] = [];
     for (const endpoint of endpoints) {
-      results.push(await measure(base, endpoint, runs));
+      results.push(await measure(get, endpoint, runs));
       const r = results.at(-1) as Measured;
       log(`  ${r.path}: ${r.status} p50 ${r.p50Ms} ms, p95 ${r.p95Ms} ms`);
     }
@@ -88,6 +113,9 @@ export async function run(args: string[]): Promise<void> {
         JSON.stringify({
           news: size.news,
           events: size.events,
+          sources: size.sources,
+          attempts: size.attempts,
+          inProcess: values["in-process"],
           worstP95Ms: worst,
           goalP95Ms: GOAL_P95_MS,
           endpoints: results,
@@ -96,8 +124,9 @@ export async function run(args: string[]): Promise<void> {
       return;
     }
     console.log(
-      `dashboard bench: ${size.news.toLocaleString("en")} news, ${size.events.toLocaleString("en")} news_events, ` +
-        `${runs} requests per endpoint over HTTP\n`,
+      `dashboard bench: ${size.sources.toLocaleString("en")} sources, ${size.news.toLocaleString("en")} news, ` +
+        `${size.events.toLocaleString("en")} news_events, ${size.attempts.toLocaleString("en")} fetch attempts a day, ` +
+        `${runs} requests per endpoint ${values["in-process"] ? "in process" : "over HTTP"}\n`,
     );
     console.log(
       "endpoint".padEnd(58),
@@ -121,14 +150,59 @@ export async function run(args: string[]): Promise<void> {
     if (results.some((r) => r.status !== 200)) process.exitCode = 1;
   } finally {
     if (app) await stopApp(app);
+    await inProcess?.close();
     await dispose();
   }
+}
+
+type Getter = (endpoint: string) => Promise<Response>;
+
+interface InProcess {
+  get: Getter;
+  close: () => Promise<void>;
+}
+
+/**
+ * The GET handlers of app/api, called in this process on the scratch database (the shared
+ * client the routes use is set to it, as the routes' fuzz test does), dashboard reads open.
+ */
+async function inProcessApp(url: string): Promise<InProcess> {
+  const db = await openDatabase({ url, poolSize: 10 });
+  (globalThis as unknown as { wirewatchDb?: Promise<typeof db> }).wirewatchDb = Promise.resolve(db);
+  const root = path.resolve("app/api");
+  const handlers = new Map<string, (request: Request, context: unknown) => Promise<Response>>();
+  const get: Getter = async (endpoint) => {
+    const u = new URL(endpoint, "http://127.0.0.1");
+    const segments = u.pathname.split("/").slice(2).map(decodeURIComponent);
+    // Which route file answers: a literal directory where there is one, else the dynamic one.
+    let dir = root;
+    const params: Record<string, string> = {};
+    for (const segment of segments) {
+      const entries = await readdir(dir, { withFileTypes: true });
+      const literal = entries.find((e) => e.isDirectory() && e.name === segment);
+      const dynamic = entries.find((e) => e.isDirectory() && e.name.startsWith("["));
+      const next = literal ?? dynamic;
+      if (!next) return new Response(null, { status: 404 });
+      if (!literal && dynamic) params[dynamic.name.slice(1, -1)] = segment;
+      dir = path.join(dir, next.name);
+    }
+    const file = path.join(dir, "route.ts");
+    let handler = handlers.get(file);
+    if (!handler) {
+      handler = ((await import(file)) as { GET: typeof handler }).GET;
+      if (!handler) return new Response(null, { status: 405 });
+      handlers.set(file, handler);
+    }
+    const request = new Request(u, { headers: { accept: "application/json", host: "127.0.0.1" } });
+    return handler(request, { params: Promise.resolve(params) });
+  };
+  return { get, close: () => db.close() };
 }
 
 async function database(
   server: string,
   reuse: string | undefined,
-  size: { news: number; events: number; sources: number },
+  size: SeedSize,
 ): Promise<{ url: string; dispose: () => Promise<void> }> {
   if (reuse) {
     const admin = new pg.Client({ connectionString: server });
@@ -160,7 +234,7 @@ async function database(
   return { url: scratch.where, dispose: () => scratch.dispose() };
 }
 
-async function seed(url: string, size: { news: number; events: number; sources: number }) {
+async function seed(url: string, size: SeedSize) {
   log(`seeding ${new URL(url).pathname.slice(1)}`);
   const client = new pg.Client({ connectionString: url });
   await client.connect();
@@ -307,17 +381,30 @@ async function dashboardEndpoints(samples: Samples): Promise<string[]> {
     }
     endpoints.push(path_ + (required[path_] ?? ""));
   }
+  if (endpoints.includes("/api/sources")) {
+    // The Sources list in each order and filter its page offers (a name search as typed).
+    endpoints.push(
+      "/api/sources?sort=health&dir=desc",
+      "/api/sources?sort=errorRate&dir=desc",
+      "/api/sources?sort=lastPolled&dir=desc",
+      "/api/sources?health=stalled",
+      "/api/sources?health=failing&sort=errorRate&dir=desc",
+      "/api/sources?breaker=open",
+      "/api/sources?kind=page&limit=200",
+      "/api/sources?q=news4242",
+    );
+  }
   if (endpoints.includes("/api/items")) {
     endpoints.push("/api/items?q=Floods", `/api/items?source=${samples.source}`);
   }
   return endpoints;
 }
 
-async function measure(base: string, endpoint: string, runs: number): Promise<Measured> {
+async function measure(request: Getter, endpoint: string, runs: number): Promise<Measured> {
   let status = 0;
   const get = async () => {
     const started = performance.now();
-    const res = await fetch(base + endpoint, { headers: { accept: "application/json" } });
+    const res = await request(endpoint);
     await res.arrayBuffer();
     status = res.status;
     return performance.now() - started;

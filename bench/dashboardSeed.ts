@@ -5,6 +5,8 @@ export interface SeedSize {
   news: number;
   events: number;
   sources: number;
+  /** Fetch attempts over the last day (200,000 unless given). */
+  attempts?: number;
 }
 
 /**
@@ -26,26 +28,45 @@ export async function seedLargeDatabase(
     log(`  ${what} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
   };
   await client.query("SELECT setseed(0.42)");
+  // Sources in one statement each (100k in a few seconds), with a fleet's mix of health: most
+  // healthy, some quiet or silent (content hours old), a few stalled (no activity for an hour),
+  // failing (breaker open or probing, or a recent error), starting (just added) and paused.
   await step(
-    `${size.sources} sources`,
-    `INSERT INTO sources (id, name, kind, url, poll_interval_seconds, collectors, config_origin)
-     SELECT 'src-' || i, 'Source ' || i, CASE WHEN i % 10 = 0 THEN 'stream' ELSE 'feed' END,
-            'https://news' || i || '.example/feed.xml', 300, ARRAY['A','B'], 'file'
+    `${size.sources.toLocaleString("en")} sources`,
+    `INSERT INTO sources (id, name, kind, url, poll_interval_seconds, collectors, config_origin, created_at)
+     SELECT 'src-' || i, 'Source ' || i,
+            CASE WHEN i % 10 = 0 THEN 'stream' WHEN i % 25 = 1 THEN 'page' ELSE 'feed' END,
+            'https://news' || i || '.example/feed.xml', 300, ARRAY['A','B'], 'file',
+            CASE WHEN i % 500 = 7 THEN now() - interval '1 minute' ELSE now() - interval '30 days' END
      FROM generate_series(1, $1::int) i`,
     [size.sources],
   );
   await step(
     "source state and collector status",
     `INSERT INTO source_state (source_id, next_poll_at, last_polled_at, breaker_state,
-                               breaker_failures, breaker_changed_at, trusts_validators)
-     SELECT id, now() + interval '2 minutes', now() - interval '3 minutes',
-            CASE WHEN random() < 0.05 THEN 'open' ELSE 'closed' END, 0, now() - interval '1 hour',
-            random() < 0.9
-     FROM sources;
+                               breaker_failures, breaker_changed_at, trusts_validators,
+                               last_error_code, last_error_message, last_error_at, disabled_reason,
+                               disabled_at)
+     SELECT id, now() + random() * interval '5 minutes', now() - random() * interval '5 minutes',
+            CASE WHEN n % 50 = 3 THEN 'open' WHEN n % 200 = 5 THEN 'half_open' ELSE 'closed' END,
+            CASE WHEN n % 50 = 3 THEN 5 WHEN n % 40 = 9 THEN 2 ELSE 0 END,
+            now() - interval '1 hour', random() < 0.9,
+            CASE WHEN n % 50 = 3 OR n % 40 = 9 THEN 'http_5xx' END,
+            CASE WHEN n % 50 = 3 OR n % 40 = 9 THEN '503 Service Unavailable' END,
+            CASE WHEN n % 50 = 3 OR n % 40 = 9 THEN now() - interval '5 seconds' END,
+            CASE WHEN n % 100 = 11 THEN 'paused by admin' END,
+            CASE WHEN n % 100 = 11 THEN now() - interval '2 days' END
+     FROM (SELECT id, substr(id, 5)::int AS n FROM sources) s;
      INSERT INTO collector_status (source_id, collector, connected, last_activity_at,
                                    last_activity_kind, last_content_at, usual_gap_seconds, gaps_seen)
-     SELECT s.id, c, true, now() - interval '20 seconds', 'fetch', now() - interval '4 minutes', 300, 50
-     FROM sources s CROSS JOIN unnest(ARRAY['A','B']) c`,
+     SELECT s.id, c, true,
+            CASE WHEN n % 500 = 7 THEN NULL WHEN n % 33 = 4 THEN now() - interval '1 hour'
+                 ELSE now() - interval '5 seconds' END,
+            'fetch',
+            CASE WHEN n % 500 = 7 THEN NULL WHEN n % 20 = 2 THEN now() - interval '5 hours'
+                 WHEN n % 20 = 6 THEN now() - interval '12 minutes' ELSE now() - interval '4 minutes' END,
+            600, 50
+     FROM (SELECT id, substr(id, 5)::int AS n FROM sources) s CROSS JOIN unnest(ARRAY['A','B']) c`,
   );
   await step(
     `${size.news.toLocaleString("en")} news rows`,
@@ -85,18 +106,19 @@ export async function seedLargeDatabase(
      FROM generate_series(1, $3::int) e`,
     [size.news, size.sources, size.events],
   );
+  const attempts = size.attempts ?? 200_000;
   await step(
-    "a day of fetch attempts",
+    `a day of fetch attempts (${attempts.toLocaleString("en")})`,
     `INSERT INTO fetch_attempts (source_id, collector, started_at, duration_ms, code, http_status,
                                  bytes, not_modified, retry)
      SELECT 'src-' || (1 + i % $1::int), CASE WHEN i % 2 = 0 THEN 'A' ELSE 'B' END,
-            now() - (i::float8 / 200000) * interval '1 day', 100 + i % 900,
+            now() - (i::float8 / $2::int) * interval '1 day', 100 + i % 900,
             CASE WHEN i % 9 = 0 THEN 'not_modified' WHEN i % 31 = 0 THEN 'http_5xx'
                  WHEN i % 53 = 0 THEN 'timeout' ELSE 'ok' END,
             CASE WHEN i % 9 = 0 THEN 304 WHEN i % 31 = 0 THEN 503 WHEN i % 53 = 0 THEN NULL ELSE 200 END,
             20000 + i % 5000, i % 9 = 0, 0
-     FROM generate_series(1, 200000) i`,
-    [size.sources],
+     FROM generate_series(1, $2::int) i`,
+    [size.sources, attempts],
   );
   const timed = async (what: string, run: () => Promise<void>) => {
     const started = Date.now();
