@@ -1,10 +1,10 @@
+import { createHash } from "node:crypto";
 import { once, setMaxListeners } from "node:events";
 import { createWriteStream } from "node:fs";
 import { createServer } from "node:http";
 import type { RequestLog } from "../requestLog";
 import type { SimSource } from "../sources";
 import { feedUrl, fleetItems, fleetOutlet } from "./feeds";
-import { hash } from "./hash";
 import { createFleetHandler, type FleetStats } from "./http";
 import { listenFleet } from "./listen";
 import {
@@ -53,12 +53,12 @@ export async function startFleet(
   http.keepAliveTimeout = 5_000;
   const listening = await listenFleet(plan, http);
   plan.port = listening.port;
-  const fingerprint = hash(
-    plan.seed,
-    plan.port,
-    plan.itemsPerFeed,
-    hash(plan.poolSize.en, plan.poolSize.bn),
-  ).toString(36);
+  // Every option that shapes a document, the port included (links carry it), names it in the
+  // ETag: a fleet restarted otherwise never answers 304 to an old validator.
+  const fingerprint = createHash("sha256")
+    .update(JSON.stringify(plan))
+    .digest("base64url")
+    .slice(0, 8);
   const stopping = new AbortController();
   // Every held or slowed request listens for the stop: hundreds at once are expected here.
   setMaxListeners(0, stopping.signal);
