@@ -251,15 +251,23 @@ function Tile({
 }
 
 /** Every source's health in one line each; the Sources page has the times behind them. */
+const WORST_SOURCES = 20;
+
 function SourcesHealth() {
-  const { data, error } = useSourcesQuery();
+  // The worst first and at most a screenful: a deployment may watch 100,000 sources.
+  const { data, error } = useSourcesQuery({ sort: "health", dir: "desc", limit: WORST_SOURCES });
   const withRange = useRangeHref();
   return (
     <section aria-labelledby="sources-heading">
-      <h2 id="sources-heading">Sources by health</h2>
+      <h2 id="sources-heading">Sources, worst health first</h2>
       <p className="lede">
         Connection activity and news arrival, apart: quiet is a slow news spell, stalled a dead
-        connection, starting a source whose collector has not reported yet.
+        connection, starting a source whose collector has not reported yet.{" "}
+        {data?.nextCursor ? (
+          <Link href={withRange("/sources")}>
+            The first {WORST_SOURCES} are shown; all sources →
+          </Link>
+        ) : null}
       </p>
       {error ? <p className={styles.error}>Sources unavailable: {error.message}</p> : null}
       {data && data.sources.length === 0 ? (

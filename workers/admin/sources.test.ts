@@ -101,7 +101,9 @@ describe("admin actions", () => {
     const state = await db.prisma.sourceState.findUnique({ where: { sourceId: "synced" } });
     expect(state?.disabledReason).toBe(PAUSED_REASON);
     expect(await db.prisma.job.count({ where: { sourceId: "synced" } })).toBe(0);
-    const [row] = (await listSources(db, now)).filter((s) => s.id === "synced");
+    const [row] = (await listSources(db, { q: "synced" }, now)).sources.filter(
+      (s) => s.id === "synced",
+    );
     expect(row).toMatchObject({ paused: true, health: { state: "disabled" } });
 
     expect((await pauseSource(db, "synced", "tester"))?.affected).toBe(0);
