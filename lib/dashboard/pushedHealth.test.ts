@@ -73,4 +73,3 @@ describe("the WebSub subscription on the source page", () => {
     expect((await sourceDetail(db, "polled", { now }))?.websub).toBeNull();
   });
 });
-
