@@ -5,6 +5,7 @@ import { useState } from "react";
 import { utc } from "@/lib/dashboard/format";
 import type { Preview } from "@/workers/sources/discover";
 import { useAddSourceMutation, useDiscoverMutation, usePreviewMutation } from "./manageHooks";
+import { FolderField, type Render, RenderField } from "./SourceFields";
 import styles from "./sources.module.css";
 
 type Kind = "feed" | "page" | "stream" | "story-api";
@@ -248,7 +249,7 @@ function SaveForm({
 }) {
   const [name, setName] = useState(suggestedName);
   const [kind, setKind] = useState<Kind>(initialKind);
-  const [render, setRender] = useState<"http" | "browser">("http");
+  const [render, setRender] = useState<Render>("http");
   const [pollSeconds, setPollSeconds] = useState(300);
   const [collectors, setCollectors] = useState("A");
   const [folder, setFolder] = useState("");
@@ -309,27 +310,8 @@ function SaveForm({
           names, space-separated: two watch the source redundantly
         </span>
       </label>
-      <label>
-        Folder
-        <input
-          value={folder}
-          onChange={(e) => setFolder(e.target.value)}
-          placeholder="News/Tech"
-          maxLength={200}
-        />
-      </label>
-      {kind === "page" ? (
-        <label className={styles.wide}>
-          Read the page
-          <select
-            value={render}
-            onChange={(e) => setRender(e.target.value === "browser" ? "browser" : "http")}
-          >
-            <option value="http">as served (HTTP)</option>
-            <option value="browser">rendered in a browser (runs its scripts; costs CPU)</option>
-          </select>
-        </label>
-      ) : null}
+      <FolderField value={folder} onChange={setFolder} />
+      {kind === "page" ? <RenderField value={render} onChange={setRender} /> : null}
       {kind === "story-api" ? (
         <>
           <label>

@@ -6,6 +6,7 @@ import {
   useChangeSourceMutation,
   useSourceSettingsQuery,
 } from "../manageHooks";
+import { FolderField, type Render, RenderField } from "../SourceFields";
 import styles from "../sources.module.css";
 
 /**
@@ -55,7 +56,7 @@ function EditForm({ s }: { s: SourceSettingsJson }) {
   const [allowPrivate, setAllowPrivate] = useState(s.allowPrivate);
   const isStory = s.kind === "story-api";
   const isPage = s.kind === "page";
-  const [render, setRender] = useState(s.render ?? "http");
+  const [render, setRender] = useState<Render>(s.render === "browser" ? "browser" : "http");
   const [folder, setFolder] = useState(s.folder ?? "");
   const [tickers, setTickers] = useState((s.tickers ?? []).join(" "));
   const [confirming, setConfirming] = useState(false);
@@ -70,7 +71,7 @@ function EditForm({ s }: { s: SourceSettingsJson }) {
         collectors: words(collectors),
         allowPrivate,
         folder: folder.trim() || null,
-        ...(isPage ? { render: render === "browser" ? "browser" : "http" } : {}),
+        ...(isPage ? { render } : {}),
         ...(isStory ? { tickers: words(tickers).map((t) => t.toUpperCase()) } : {}),
       },
     });
@@ -101,24 +102,8 @@ function EditForm({ s }: { s: SourceSettingsJson }) {
           Collectors
           <input value={collectors} onChange={(e) => setCollectors(e.target.value)} />
         </label>
-        <label>
-          Folder
-          <input
-            value={folder}
-            onChange={(e) => setFolder(e.target.value)}
-            placeholder="News/Tech"
-            maxLength={200}
-          />
-        </label>
-        {isPage ? (
-          <label className={styles.wide}>
-            Read the page
-            <select value={render} onChange={(e) => setRender(e.target.value)}>
-              <option value="http">as served (HTTP)</option>
-              <option value="browser">rendered in a browser (runs its scripts; costs CPU)</option>
-            </select>
-          </label>
-        ) : null}
+        <FolderField value={folder} onChange={setFolder} />
+        {isPage ? <RenderField value={render} onChange={setRender} /> : null}
         {isStory ? (
           <label className={styles.wide}>
             Tickers (a ticker added has its current stories loaded on save)

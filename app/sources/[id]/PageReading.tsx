@@ -86,13 +86,7 @@ export function PageReading({
             Requests the page made that were refused, latest look{" "}
             {relative(reading.lastBlocked.at, now)}
           </summary>
-          <ul className={styles.sub}>
-            {reading.lastBlocked.detail.map((d) => (
-              <li key={`${d.url} ${d.reason}`}>
-                <code>{d.url}</code>: {d.reason}
-              </li>
-            ))}
-          </ul>
+          <RefusedList refused={reading.lastBlocked.detail} />
         </details>
       ) : null}
       {reading.offerBrowser ? <BrowserOffer sourceId={sourceId} editable={editable} /> : null}
@@ -144,13 +138,7 @@ function BrowserOffer({ sourceId, editable }: { sourceId: string; editable: bool
               {p.blockedDetail.length ? (
                 <details>
                   <summary>Refused requests</summary>
-                  <ul className={styles.sub}>
-                    {p.blockedDetail.map((d) => (
-                      <li key={`${d.url} ${d.reason}`}>
-                        <code>{d.url}</code>: {d.reason}
-                      </li>
-                    ))}
-                  </ul>
+                  <RefusedList refused={p.blockedDetail} />
                 </details>
               ) : null}
               <ul className={styles.sub}>
@@ -168,5 +156,17 @@ function BrowserOffer({ sourceId, editable }: { sourceId: string; editable: bool
         </div>
       ) : null}
     </div>
+  );
+}
+
+function RefusedList({ refused }: { refused: { url: string; reason: string }[] }) {
+  return (
+    <ul className={styles.sub}>
+      {refused.map((d) => (
+        <li key={`${d.url} ${d.reason}`}>
+          <code>{d.url}</code>: {d.reason}
+        </li>
+      ))}
+    </ul>
   );
 }
