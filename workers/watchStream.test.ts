@@ -169,10 +169,16 @@ describe("a stream's connect goes through the fetcher", () => {
   it("connects wait for the host's rate budget, and each failed one counts against the breaker", async () => {
     const source = await streamSource((_req, res) => void res.writeHead(503).end());
     const waits: number[] = [];
+    // The budget's own clock, which its sleeps move on (no real waiting).
+    let now = 0;
     const budget = new RateBudget({
       ratePerSecond: 1,
       burst: 1,
-      sleep: async (ms) => void waits.push(ms),
+      now: () => now,
+      sleep: async (ms) => {
+        waits.push(ms);
+        now += ms;
+      },
     });
     const hosts: string[] = [];
     const take = budget.take.bind(budget);

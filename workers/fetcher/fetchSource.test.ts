@@ -392,10 +392,16 @@ describe("one rate budget per host, for every fetch path", () => {
   it("robots.txt and the feed draw from the same bucket", async () => {
     const waits: number[] = [];
     const s = await setup("/feed", (_req, res) => void res.end("x"), { robots: {} });
+    // The budget's own clock, which its sleeps move on (no real waiting).
+    let now = 0;
     const budget = new RateBudget({
       ratePerSecond: 1,
       burst: 1,
-      sleep: async (ms) => void waits.push(ms),
+      now: () => now,
+      sleep: async (ms) => {
+        waits.push(ms);
+        now += ms;
+      },
     });
     // A fresh origin name so robots.txt is not already cached.
     const url = s.source.url.replace("127.0.0.1", "budget.test");
