@@ -507,6 +507,27 @@ describe("re-run with new thresholds", () => {
     expect(reviews).toEqual([{ state: "pending", stage: "near" }]);
     expect((await readThresholds(db)).thresholds.near).toEqual(strict.near);
   });
+
+  it("an item sighted before the run but decided while it scans is scanned and counted in its total", async () => {
+    let added = false;
+    const { runId } = await startDedupRun(db, {
+      dryRun: true,
+      actor: "admin",
+      batchSize: 1,
+      hooks: {
+        afterBatch: async (phase) => {
+          // The line's backlog: seen 30 minutes ago, keyed by the stage only now.
+          if (phase === "scan" && !added) {
+            added = true;
+            await item("s3", "A ferry service resumes on the river route after repairs", 30);
+          }
+        },
+      },
+    });
+    const done = await finished(runId);
+    expect(added).toBe(true);
+    expect(done.run.scanned).toBe(done.run.total);
+  });
 });
 
 describe.skipIf(!requireRealPostgres("racing admin actions from two connections"))("races", () => {

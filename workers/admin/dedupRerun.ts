@@ -282,7 +282,9 @@ async function scan(
   let cursor: { at: Date; key: string } | null = null;
   // The items the run counted as its total: those in the window at the run's start, not the ones
   // ingestion adds while it runs (they were judged by the line under the current thresholds, and
-  // scanning them made a run report 240 of 238 items).
+  // scanning them made a run report 240 of 238 items). Items sighted before the start that the
+  // line decides only while the run goes (its backlog) are in that window too, though not in the
+  // count made at the start: the total grows to take them in ("301 of 299" otherwise).
   const [run] = await db.prisma.$queryRaw<{ started_at: Date }[]>`
     SELECT started_at FROM dedup_runs WHERE id = ${runId}`;
   const startedAt = run?.started_at ?? new Date();
@@ -316,7 +318,8 @@ async function scan(
     }
     counts.scanned += rows.length;
     await db.prisma.$executeRaw`
-      UPDATE dedup_runs SET scanned = ${counts.scanned}, appear = ${counts.appear}, go = ${counts.go}
+      UPDATE dedup_runs SET scanned = ${counts.scanned}, total = greatest(total, ${counts.scanned}),
+             appear = ${counts.appear}, go = ${counts.go}
       WHERE id = ${runId}`;
     const last = rows[rows.length - 1] as ScanRow;
     cursor = { at: last.first_seen_at, key: last.entry_key };
