@@ -105,4 +105,39 @@ describe("RateBudget", () => {
   it("is one budget per process", () => {
     expect(sharedRateBudget()).toBe(sharedRateBudget());
   });
+  it("processes sharing a host keep to its budget together: the busiest second of four", async () => {
+    // One clock for all four: each process takes for the same host as fast as its share allows.
+    let now = 0;
+    const sent: number[] = [];
+    const processes = Array.from({ length: 4 }, () => {
+      const budget = new RateBudget({
+        now: () => now,
+        // Sleeping moves the shared clock to the sleeper's wake-up, as if the others waited too.
+        sleep: async (ms) => {
+          now += ms;
+        },
+      });
+      budget.shareAmong(4);
+      return budget;
+    });
+    // Round-robin over the processes for 20 s of their time.
+    for (let i = 0; now < 20_000; i++) {
+      const budget = processes[i % 4] as RateBudget;
+      await budget.take("a.test");
+      sent.push(now);
+    }
+    let busiest = 0;
+    for (const at of sent) {
+      busiest = Math.max(busiest, sent.filter((t) => t > at - 1_000 && t <= at).length);
+    }
+    // The whole budget: a burst of 5 and 1 a second, however many processes.
+    expect(busiest).toBeLessThanOrEqual(5 + 1);
+    expect(sent.length / 20).toBeLessThanOrEqual(1 + 5 / 20);
+    // Unshared, the same four would have sent 4 bursts of 5 at once.
+    const alone = Array.from({ length: 4 }, () => new RateBudget({ now: () => 0 }));
+    let atZero = 0;
+    for (const budget of alone)
+      for (let k = 0; k < 5; k++) atZero += (await budget.take("a.test")) === 0 ? 1 : 0;
+    expect(atZero).toBe(20);
+  });
 });

@@ -6,6 +6,9 @@
  * until then otherwise. Tokens are never reserved ahead: a waiter that wakes late (a busy event
  * loop) finds the bucket as it really is, so late waiters cannot go out together.
  */
+/** What a host is promised across every process that fetches (see shareAmong). */
+export const DEFAULT_HOST_BUDGET = { ratePerSecond: 1, burst: 5 } as const;
+
 export interface RateBudgetOptions {
   /** 1 request/s per host: Google's default crawl rate ceiling for small sites is lower still. */
   ratePerSecond?: number;
@@ -24,14 +27,18 @@ export class RateBudget {
   private readonly buckets = new Map<string, Bucket>();
   /** The last caller in line per host; absent when nobody waits. */
   private readonly turns = new Map<string, Promise<void>>();
-  private readonly rate: number;
-  private readonly burst: number;
+  private readonly baseRate: number;
+  private readonly baseBurst: number;
+  private rate: number;
+  private burst: number;
   private readonly now: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
 
   constructor(options: RateBudgetOptions = {}) {
-    this.rate = options.ratePerSecond ?? 1;
-    this.burst = options.burst ?? 5;
+    this.baseRate = options.ratePerSecond ?? DEFAULT_HOST_BUDGET.ratePerSecond;
+    this.baseBurst = options.burst ?? DEFAULT_HOST_BUDGET.burst;
+    this.rate = this.baseRate;
+    this.burst = this.baseBurst;
     this.now = options.now ?? Date.now;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
   }
@@ -59,6 +66,19 @@ export class RateBudget {
       done();
       if (this.turns.get(host) === mine) this.turns.delete(host);
     }
+  }
+
+  /**
+   * Several worker processes poll the same hosts, each with a budget of its own: each takes a
+   * 1/n share of the rate and of the burst (never under one request, so a process can always
+   * send), so together they keep to the budget a host is promised, up to `burst` processes
+   * (docs/decisions/036). Told by the fetch queue's worker after each report of its peers.
+   */
+  shareAmong(processes: number): void {
+    const n = Math.max(1, Math.floor(processes));
+    this.rate = this.baseRate / n;
+    this.burst = Math.max(1, this.baseBurst / n);
+    for (const bucket of this.buckets.values()) bucket.tokens = Math.min(bucket.tokens, this.burst);
   }
 
   private refilled(host: string): Bucket {

@@ -260,4 +260,17 @@ describe("queue worker", () => {
       },
     ]);
   });
+  it("tells a queue how many processes serve it (onPeers), and one fewer once a peer stops", async () => {
+    const heard = { a: [] as number[], b: [] as number[] };
+    const serving = (seen: number[]) => ({
+      shared: { handler: async () => undefined, onPeers: (n: number) => void seen.push(n) },
+    });
+    const a = await startQueueWorker(db, { queues: serving(heard.a), reportMs: 50, pollMs: 50 });
+    const b = await startQueueWorker(db, { queues: serving(heard.b), reportMs: 50, pollMs: 50 });
+    await until(async () => heard.a.at(-1) === 2 && heard.b.at(-1) === 2);
+    await b.stop();
+    const before = heard.a.length;
+    await until(async () => heard.a.length > before && heard.a.at(-1) === 1);
+    await a.stop();
+  });
 });

@@ -73,7 +73,7 @@ export async function startQueueWorker(
       options.deadLetterTtlDays,
       stopping.signal,
     ),
-    reporter(ctx, queues, options.reportMs ?? 5_000, stopping.signal, halting.signal),
+    reporter(ctx, options.queues, options.reportMs ?? 5_000, stopping.signal, halting.signal),
   ];
   const consumers = Object.entries(options.queues).map(([queue, q]) => {
     const concurrency = q.concurrency ?? 4;

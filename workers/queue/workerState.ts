@@ -25,6 +25,24 @@ export async function workerSeen(
         last_error_at = excluded.last_error_at`;
 }
 
+/**
+ * Worker processes serving each of `queues` now: running, and reported within `freshSeconds`
+ * (a process killed without stopping drops out once its reports stop).
+ */
+export async function workersServing(
+  db: Database,
+  queues: string[],
+  freshSeconds: number,
+): Promise<Map<string, number>> {
+  const rows = await db.prisma.$queryRaw<{ queue: string; n: number }[]>`
+    SELECT q AS queue, count(*)::int AS n
+    FROM queue_workers, unnest(queues) AS q
+    WHERE state = 'running' AND seen_at > now() - make_interval(secs => ${freshSeconds})
+      AND q = ANY(${queues}::text[])
+    GROUP BY q`;
+  return new Map(rows.map((r) => [r.queue, r.n]));
+}
+
 /** Marks a worker stopped with its final counts. */
 export async function workerStopped(db: Database, id: string, c: WorkerCounters): Promise<void> {
   await db.prisma.$executeRaw`

@@ -2,6 +2,7 @@ import type { Database } from "@/lib/db";
 import { nextPollSeconds } from "@/lib/schedule/nextPoll";
 import { throwIfChaos } from "@/workers/chaos/chaos";
 import type { FetchSourceOptions } from "@/workers/fetcher";
+import { sharedRateBudget } from "@/workers/fetcher/rateBudget";
 import type { QueueOptions } from "@/workers/queue/queueWorker";
 import type { Writer } from "@/workers/store";
 import { pushIsLive } from "@/workers/websub/subscriptions";
@@ -36,6 +37,9 @@ export function fetchStage(
     leaseSeconds: 60,
     retry: { baseDelaySeconds: 5, maxDelaySeconds: 15 * 60 },
     hostOf: (job) => (job.payload as unknown as CollectorPayload).host,
+    // Every process polling has its share of each host's budget, so together they keep to it.
+    onPeers: (processes) =>
+      (options.fetch?.deps?.rateBudget ?? sharedRateBudget()).shareAmong(processes),
     handler: async (job) => {
       const startedAt = Date.now();
       const state = job.payload as unknown as CollectorPayload;

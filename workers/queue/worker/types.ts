@@ -42,6 +42,11 @@ export interface QueueOptions {
    * them back, instead of waiting out the deadline for jobs that will not finish on their own.
    */
   runsUntilStopped?: boolean;
+  /**
+   * Told after each report how many worker processes serve this queue now, this one included:
+   * what a per-process share of a limit every process keeps together divides by.
+   */
+  onPeers?: (processes: number) => void;
 }
 
 export interface QueueWorkerOptions {

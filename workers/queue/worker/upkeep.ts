@@ -3,7 +3,7 @@ import { sampleQueueDepth } from "../depthSample";
 import { housekeeping } from "../housekeeping";
 import { defaultJobRetryPolicy } from "../retryPolicy";
 import { sweep } from "../sweep";
-import { workerSeen } from "../workerState";
+import { workerSeen, workersServing } from "../workerState";
 import { every, type WorkerContext } from "./context";
 import type { QueueOptions } from "./types";
 
@@ -60,15 +60,33 @@ export function housekeeper(
   });
 }
 
-/** Writes the worker's row in queue_workers (its counters) every `ms`. */
+/**
+ * Writes the worker's row in queue_workers (its counters) every `ms`, then tells the queues that
+ * ask (onPeers) how many processes serve them: those reported within three intervals.
+ */
 export function reporter(
   ctx: WorkerContext,
-  queues: string[],
+  queues: Record<string, QueueOptions>,
   ms: number,
   draining: AbortSignal,
   halt: AbortSignal,
 ): Promise<void> {
-  return every(ctx, ms, halt, "report", () => report(ctx, queues, draining));
+  const asking = Object.entries(queues).filter(([, q]) => q.onPeers);
+  return every(ctx, ms, halt, "report", async () => {
+    await report(ctx, Object.keys(queues), draining);
+    if (asking.length === 0 || draining.aborted) return;
+    try {
+      const serving = await workersServing(
+        ctx.db,
+        asking.map(([queue]) => queue),
+        (3 * ms) / 1000,
+      );
+      // This process has reported, so it is among them; 1 if the row is not visible yet.
+      for (const [queue, q] of asking) q.onPeers?.(Math.max(1, serving.get(queue) ?? 1));
+    } catch (err) {
+      ctx.noteError(err, "count peers");
+    }
+  });
 }
 
 export function report(ctx: WorkerContext, queues: string[], draining: AbortSignal) {
