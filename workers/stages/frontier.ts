@@ -54,6 +54,11 @@ export async function syncFrontier(
       });
     }
   }
+  wanted[FETCH_QUEUE] = spreadFirstPolls(
+    wanted[FETCH_QUEUE] ?? [],
+    await liveKeys(db, FETCH_QUEUE),
+    new Map(sources.map((s) => [s.id, s.pollIntervalSeconds])),
+  );
   const keys: Record<string, string[]> = {};
   for (const [queue, jobs] of Object.entries(wanted)) {
     await enqueue(db, queue, jobs);
@@ -91,6 +96,71 @@ export async function syncFrontier(
     Prisma.sql`queue = ${STORY_QUEUE} AND key LIKE 'catchup:%' AND NOT (key = ANY(${catchUps}::text[]))`,
   );
   return { fetch: keys[FETCH_QUEUE] ?? [], stream: keys[STREAM_QUEUE] ?? [], story: catchUps };
+}
+
+/**
+ * What the frontier is made from, in one row: the sources (how many, the last change), the ones
+ * switched off by state, and the jobs live on the queues it fills. While it stays the same a
+ * periodic sync has nothing to do, so a process skips it (a 100,000-source sync reads every
+ * source and writes every key: seconds of database time a run).
+ */
+export async function frontierFingerprint(db: Database): Promise<string> {
+  const [row] = await db.prisma.$queryRaw<{ fingerprint: string }[]>`
+    SELECT concat_ws('|',
+      (SELECT count(*) FROM sources), (SELECT max(updated_at) FROM sources),
+      (SELECT count(*) FROM source_state WHERE disabled_reason IS NOT NULL),
+      (SELECT max(disabled_at) FROM source_state),
+      (SELECT count(*) FROM jobs WHERE state IN ('ready', 'leased')
+         AND (queue IN (${FETCH_QUEUE}, ${STREAM_QUEUE})
+              OR (queue = ${STORY_QUEUE} AND key LIKE 'catchup:%')))) AS fingerprint`;
+  return row?.fingerprint ?? "";
+}
+
+/**
+ * New polls start at most this many a second: 12 sources are all polled within a second of
+ * being added, 1,000 within 50 s, 100,000 within their interval (docs/decisions/036).
+ */
+export const FIRST_POLLS_PER_SECOND = 20;
+
+/**
+ * Gives the jobs the frontier adds (keys not live in the queue) first due times spread evenly
+ * over min(interval, n / FIRST_POLLS_PER_SECOND), in an order hashed from the key so one host's
+ * feeds do not come due together: 100,000 sources added at once (a first start, an OPML import)
+ * come due like a steady state, not as one herd at second 0. Jobs already live keep theirs
+ * (enqueue leaves them be).
+ */
+export function spreadFirstPolls(
+  jobs: JobInput[],
+  live: ReadonlySet<string>,
+  intervals: ReadonlyMap<string, number>,
+): JobInput[] {
+  const fresh = jobs
+    .filter((j) => !live.has(j.key as string))
+    .map((j) => ({ job: j, order: fnv1a(j.key as string) }))
+    .sort((a, b) => a.order - b.order);
+  const span = fresh.length / FIRST_POLLS_PER_SECOND;
+  const delays = new Map<JobInput, number>();
+  fresh.forEach(({ job }, rank) => {
+    const interval = intervals.get(job.sourceId as string) ?? span;
+    delays.set(job, (rank / fresh.length) * Math.min(interval, span));
+  });
+  return jobs.map((j) => (delays.has(j) ? { ...j, delaySeconds: delays.get(j) } : j));
+}
+
+async function liveKeys(db: Database, queue: string): Promise<Set<string>> {
+  const rows = await db.prisma.$queryRaw<{ key: string }[]>`
+    SELECT key FROM jobs WHERE queue = ${queue} AND key IS NOT NULL AND state IN ('ready', 'leased')`;
+  return new Set(rows.map((r) => r.key));
+}
+
+/** 32-bit FNV-1a: a stable, well-mixed order for keys, not a security hash. */
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
 }
 
 /** The source a collector job is about, if it is still to be collected by that collector. */
