@@ -136,6 +136,12 @@ const schema = z.object({
    * in separate `npm run workers` processes on PostgreSQL; inline: always in the app; off: never.
    */
   WIREWATCH_WORKERS: z.enum(["auto", "inline", "off"]).default("auto"),
+  /**
+   * What an ingestion process runs: all of it, or `collect` (the frontier, polling, streams, the
+   * story copy, the writer) or `process` (the line after the store and the read model's builder),
+   * so polling and processing scale apart (docs/capacity.md).
+   */
+  WIREWATCH_WORKER_ROLE: z.enum(["all", "collect", "process"]).default("all"),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   /**
    * The admin's password for the dashboard's actions (requeue, repair, pause…). Unset: on the

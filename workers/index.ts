@@ -19,7 +19,7 @@ import {
 } from "./readmodel/builder";
 import { INDEX_STAGE, indexStage } from "./readmodel/indexStage";
 import { fetchStage } from "./stages/fetchStage";
-import { FETCH_QUEUE, STREAM_QUEUE, syncFrontier } from "./stages/frontier";
+import { FETCH_QUEUE, frontierFingerprint, STREAM_QUEUE, syncFrontier } from "./stages/frontier";
 import { type StoryStageOptions, storyStage } from "./stages/storyStage";
 import { streamStage } from "./stages/streamStage";
 import {
@@ -30,7 +30,20 @@ import {
 import { STORY_QUEUE } from "./stories/queue";
 import type { StreamWatchOptions } from "./watchStream";
 
+/** However quiet the sources, the frontier is synced in full this often (see syncIfChanged). */
+const FULL_SYNC_MS = 5 * 60_000;
+
+/**
+ * What one process runs (WIREWATCH_WORKER_ROLE): everything, or one half, so that at scale the
+ * polling and the processing line grow apart (docs/capacity.md). `collect`: the frontier and the
+ * fetch, stream and story queues with the writer; `process`: the line after the store (dedup,
+ * embed, meaning, extract, index) and the read model's builder.
+ */
+export type WorkerRole = "all" | "collect" | "process";
+
 export interface WorkerOptions {
+  /** Default "all". */
+  role?: WorkerRole;
   /** How often the frontier is synced with the sources table (sources added or switched off). */
   sourcesRefreshMs?: number;
   fetch?: FetchSourceOptions;
@@ -89,32 +102,49 @@ export interface Workers {
 export async function startWorkers(db: Database, options: WorkerOptions = {}): Promise<Workers> {
   const log = logger().child({ part: "workers" });
   registerMetrics(); // counters subscribe before the first event, not at the first scrape
+  const role = options.role ?? "all";
+  const collects = role !== "process";
+  const processes = role !== "collect";
   const buffer = createWriteBuffer(db, options.buffer);
+  let synced: { fingerprint: string; at: number } | null = null;
   const sync = async () => {
+    const fingerprint = await frontierFingerprint(db);
     const frontier = await syncFrontier(db);
+    synced = { fingerprint, at: Date.now() };
     log.debug(frontier, "frontier synced");
   };
-  await sync();
+  // The periodic sync catches what no admin action synced (another process's, a database edit):
+  // skipped while nothing it reads changed, but run in full every FULL_SYNC_MS regardless.
+  const syncIfChanged = async () => {
+    if (synced && Date.now() - synced.at < FULL_SYNC_MS) {
+      if ((await frontierFingerprint(db)) === synced.fingerprint) return;
+    }
+    await sync();
+  };
+  if (collects) await sync();
   const stream = streamStage(db, buffer.write, {
     stream: options.stream,
     recheckMs: options.streamRecheckMs,
   });
   // dedup → embed → meaning (stage 4, when calibrated) → extract → index: each hands its
   // survivors on.
-  const toIndex = options.readModel ? [INDEX_STAGE] : [];
-  const meaning: MeaningLine | null = options.meaning
-    ? await meaningLine(db, {
-        ...options.meaning,
-        handsOn: options.meaning.handsOn ?? (options.extract ? [EXTRACT_STAGE] : toIndex),
-      })
-    : null;
-  const extract: ExtractLine | null = options.extract
-    ? extractLine(db, {
-        ...options.extract,
-        handsOn: options.extract.handsOn ?? toIndex,
-        afterMeaning: meaning?.meaningRuns ?? false,
-      })
-    : null;
+  const readModel = processes ? options.readModel : undefined;
+  const toIndex = readModel ? [INDEX_STAGE] : [];
+  const meaning: MeaningLine | null =
+    processes && options.meaning
+      ? await meaningLine(db, {
+          ...options.meaning,
+          handsOn: options.meaning.handsOn ?? (options.extract ? [EXTRACT_STAGE] : toIndex),
+        })
+      : null;
+  const extract: ExtractLine | null =
+    processes && options.extract
+      ? extractLine(db, {
+          ...options.extract,
+          handsOn: options.extract.handsOn ?? toIndex,
+          afterMeaning: meaning?.meaningRuns ?? false,
+        })
+      : null;
   const line = createLine(
     db,
     [
@@ -126,34 +156,40 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
       }),
       ...(meaning?.stages ?? []),
       ...(extract ? [extract.stage] : []),
-      ...(options.readModel ? [indexStage(db, { after: extract ? "extract" : "dedup" })] : []),
+      ...(readModel ? [indexStage(db, { after: extract ? "extract" : "dedup" })] : []),
     ],
     options.line,
   );
   const queue = await startQueueWorker(db, {
     ...options.queue,
     queues: {
-      ...line.queues,
-      [FETCH_QUEUE]: fetchStage(db, buffer.write, {
-        fetch: options.fetch,
-        concurrency: options.fetchConcurrency,
-        hotForMs: options.hotForMs,
-      }),
-      [STREAM_QUEUE]: stream,
-      [STORY_QUEUE]: storyStage(db, options.stories),
+      ...(processes ? line.queues : {}),
+      ...(collects
+        ? {
+            [FETCH_QUEUE]: fetchStage(db, buffer.write, {
+              fetch: options.fetch,
+              concurrency: options.fetchConcurrency,
+              hotForMs: options.hotForMs,
+            }),
+            [STREAM_QUEUE]: stream,
+            [STORY_QUEUE]: storyStage(db, options.stories),
+          }
+        : {}),
     },
   });
-  await line.start();
+  if (processes) await line.start();
   meaning?.start();
   extract?.start();
-  const builder: ReadModelBuilder | null = options.readModel
-    ? createReadModelBuilder(db, options.readModel)
-    : null;
+  const builder: ReadModelBuilder | null = readModel ? createReadModelBuilder(db, readModel) : null;
   builder?.start();
-  const refresh = setInterval(() => {
-    sync().catch((err) => log.error({ err }, "could not sync the frontier with the sources"));
-  }, options.sourcesRefreshMs ?? 30_000);
-  log.info({ worker: queue.id }, "workers started");
+  const refresh = collects
+    ? setInterval(() => {
+        syncIfChanged().catch((err) =>
+          log.error({ err }, "could not sync the frontier with the sources"),
+        );
+      }, options.sourcesRefreshMs ?? 30_000)
+    : undefined;
+  log.info({ worker: queue.id, role }, "workers started");
 
   return {
     id: queue.id,
@@ -162,7 +198,7 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
     syncFrontier: sync,
     stop: async () => {
       clearInterval(refresh);
-      await line.stop();
+      if (processes) await line.stop();
       // No new build starts; the one in flight finishes (its version is whole or not set).
       await builder?.stop();
       await meaning?.stop();

@@ -76,15 +76,19 @@ export async function startIngestion(db: Database): Promise<Ingestion> {
 
   if (db.kind === "pglite") await reclaimAbandonedLeases(db);
 
-  const meaning = configuredMeaning(db);
+  // A collecting process has no line: no embedder, no extraction chain, no read model.
+  const processes = settings.WIREWATCH_WORKER_ROLE !== "collect";
+  const meaning = processes ? configuredMeaning(db) : null;
   // The embedded default's simulator serves a chat endpoint: with no chat server configured, the
   // chain asks it (llm → local), so costs show from the first minute.
-  const extraction = configuredExtraction(
-    db,
-    simulator && !settings.WIREWATCH_EXTRACT_LLM_URL
-      ? { url: `${simulator.url}/v1`, model: CHAT_MODEL }
-      : undefined,
-  );
+  const extraction = processes
+    ? configuredExtraction(
+        db,
+        simulator && !settings.WIREWATCH_EXTRACT_LLM_URL
+          ? { url: `${simulator.url}/v1`, model: CHAT_MODEL }
+          : undefined,
+      )
+    : null;
   const own = await ownsReadModel(db);
   // The builder writes into this process's read model store when ingestion runs on the process's
   // shared database (the app: it then serves what it built without a round trip); on any other
@@ -96,6 +100,7 @@ export async function startIngestion(db: Database): Promise<Ingestion> {
   let workers: Workers;
   try {
     workers = await startWorkers(db, {
+      role: settings.WIREWATCH_WORKER_ROLE,
       meaning: meaning?.options,
       extract: extraction?.options,
       readModel: {
