@@ -119,7 +119,8 @@ describe.skipIf(!requireRealPostgres("several ingestion processes sharing the fr
           robots: false as const,
           deps: { rateBudget: new RateBudget({ ratePerSecond: 1e6, burst: 1e6 }) },
         },
-        queue: { pollMs: 20 },
+        // Reports often, so each learns its share of the host budget (two reports) quickly.
+        queue: { pollMs: 20, reportMs: 100 },
       };
       // Who claimed fetch jobs, from the claim's own event (claims are counted per minute in
       // queue_claim_stats, not per worker in a table).

@@ -14,7 +14,7 @@ import { type Running, WorkerContext } from "./worker/context";
 import { heartbeater } from "./worker/heartbeater";
 import { runJob } from "./worker/runJob";
 import type { QueueWorker, QueueWorkerOptions } from "./worker/types";
-import { housekeeper, report, reporter, sweeper } from "./worker/upkeep";
+import { housekeeper, report, reporter, sweeper, tellPeers } from "./worker/upkeep";
 import { Wake } from "./worker/wake";
 import { workerStopped } from "./workerState";
 
@@ -44,6 +44,7 @@ export async function startQueueWorker(
   const clock = options.clock ?? systemClock;
   const ctx = new WorkerContext(db, id, clock, logger().child({ part: "queue", worker: id }));
   const queues = Object.keys(options.queues);
+  const reportMs = options.reportMs ?? 5_000;
   const completions = new Completions(ctx);
   const stopping = new AbortController(); // no more claims, sweeps, housekeeping
   const halting = new AbortController(); // heartbeats and reports too: the worker is done
@@ -73,7 +74,7 @@ export async function startQueueWorker(
       options.deadLetterTtlDays,
       stopping.signal,
     ),
-    reporter(ctx, options.queues, options.reportMs ?? 5_000, stopping.signal, halting.signal),
+    reporter(ctx, options.queues, reportMs, stopping.signal, halting.signal),
   ];
   const consumers = Object.entries(options.queues).map(([queue, q]) => {
     const concurrency = q.concurrency ?? 4;
@@ -84,9 +85,19 @@ export async function startQueueWorker(
       leaseSeconds: q.leaseSeconds ?? 30,
       pollMs: options.pollMs ?? 1_000,
     };
-    return claimLoop(ctx, settings, wakes.get(queue) as Wake, stopping.signal, (job) =>
-      runJob(ctx, job, q, completions),
-    );
+    const claiming = () =>
+      claimLoop(ctx, settings, wakes.get(queue) as Wake, stopping.signal, (job) =>
+        runJob(ctx, job, q, completions),
+      );
+    // PGlite is one process's by construction: its share is the whole.
+    if (!q.onPeers || db.kind === "pglite") return claiming();
+    // A queue sharing a limit among its processes claims only once it knows its share: after
+    // two reports, every process already serving it has counted this one in (each counts at
+    // every report), so none of them still spends a share this one also takes.
+    return clock
+      .sleep(2 * reportMs, stopping.signal)
+      .then(() => tellPeers(ctx, { [queue]: q }, reportMs))
+      .then(() => (stopping.signal.aborted ? undefined : claiming()));
   });
   ctx.log.info({ queues }, "queue worker started");
   emit("queue:started", { workerId: id, queues });

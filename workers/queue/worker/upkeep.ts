@@ -71,22 +71,31 @@ export function reporter(
   draining: AbortSignal,
   halt: AbortSignal,
 ): Promise<void> {
-  const asking = Object.entries(queues).filter(([, q]) => q.onPeers);
   return every(ctx, ms, halt, "report", async () => {
     await report(ctx, Object.keys(queues), draining);
-    if (asking.length === 0 || draining.aborted) return;
-    try {
-      const serving = await workersServing(
-        ctx.db,
-        asking.map(([queue]) => queue),
-        (3 * ms) / 1000,
-      );
-      // This process has reported, so it is among them; 1 if the row is not visible yet.
-      for (const [queue, q] of asking) q.onPeers?.(Math.max(1, serving.get(queue) ?? 1));
-    } catch (err) {
-      ctx.noteError(err, "count peers");
-    }
+    if (!draining.aborted) await tellPeers(ctx, queues, ms);
   });
+}
+
+/** Tells each queue with onPeers how many processes serve it (reported within 3 × reportMs). */
+export async function tellPeers(
+  ctx: WorkerContext,
+  queues: Record<string, QueueOptions>,
+  reportMs: number,
+): Promise<void> {
+  const asking = Object.entries(queues).filter(([, q]) => q.onPeers);
+  if (asking.length === 0) return;
+  try {
+    const serving = await workersServing(
+      ctx.db,
+      asking.map(([queue]) => queue),
+      (3 * reportMs) / 1000,
+    );
+    // This process has reported, so it is among them; 1 if the row is not visible yet.
+    for (const [queue, q] of asking) q.onPeers?.(Math.max(1, serving.get(queue) ?? 1));
+  } catch (err) {
+    ctx.noteError(err, "count peers");
+  }
 }
 
 export function report(ctx: WorkerContext, queues: string[], draining: AbortSignal) {
