@@ -106,6 +106,12 @@ describe("frontierFingerprint", () => {
     });
     const paused = await frontierFingerprint(db);
     expect(paused).not.toBe(synced);
+    // An edit that leaves updated_at alone (SQL by hand) shows too.
+    await db.prisma
+      .$executeRaw`UPDATE sources SET collectors = ARRAY['A', 'B'] WHERE id = 'fp-src'`;
+    expect(await frontierFingerprint(db)).not.toBe(paused);
+    await db.prisma.$executeRaw`UPDATE sources SET collectors = ARRAY['A'] WHERE id = 'fp-src'`;
+    expect(await frontierFingerprint(db)).toBe(paused);
     await db.prisma.job.deleteMany({ where: { key: "fp-src/A" } });
     expect(await frontierFingerprint(db)).not.toBe(paused);
   });
