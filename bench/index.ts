@@ -14,6 +14,12 @@ const BENCHMARKS: Record<string, Benchmark> = {
     describe: "fetchers and memory with the writer 100× slower, against the unthrottled run",
     load: () => import("./backpressure"),
   },
+  scale: {
+    describe:
+      "N sources (default 100,000) on one PostgreSQL polled by 1, 2, 4 worker processes: " +
+      "lateness p50/p99, polls/s, per-host peak vs budget, CPU and RSS per process, rows a day",
+    load: () => import("./scale"),
+  },
   dashboard: {
     describe: "every dashboard API's p50/p95 over HTTP on 1M news and 5M audit rows",
     load: () => import("./dashboard"),
