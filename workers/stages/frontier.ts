@@ -22,25 +22,43 @@ export type CollectorPayload = {
   hotUntil?: number;
 };
 
+/** What the frontier reads of a source: the fields a job's payload and spread depend on. */
+interface FrontierRow {
+  id: string;
+  kind: string;
+  url: string | null;
+  allowPrivate: boolean;
+  pollIntervalSeconds: number;
+  backfillUrl: string | null;
+  observes: string | null;
+  render: string;
+  collectors: string[];
+}
+
 /**
  * The frontier, from the sources table: one recurring `fetch` job per enabled feed or page
  * source and collector name, one long-running `stream` job per stream source and collector, one
  * recurring catch-up job per story-api source on the `story` queue.
- * Idempotent (enqueue is keyed "source/collector", so existing jobs keep their due time and
- * state); jobs of sources removed or switched off that are waiting are deleted (not requeued
- * dead letters), and a running one ends itself when its handler finds its source gone. Every ingestion process runs this now and
- * then; they agree.
+ * Only the difference is written: jobs wanted and not live are added (their first polls spread,
+ * spreadFirstPolls), waiting jobs no longer wanted are deleted (not requeued dead letters), and
+ * the rest keep their due time and state; a running one ends itself when its handler finds its
+ * source gone. Read narrow (one row of nine columns per source), so 100,000 sources cost a few
+ * hundred milliseconds of a process's time, not the tens of seconds whole rows with their state
+ * took, which held up its polls meanwhile. Every ingestion process runs this now and then; they
+ * agree (enqueue is keyed "source/collector").
  */
 export async function syncFrontier(
   db: Database,
 ): Promise<{ fetch: string[]; stream: string[]; story: string[] }> {
-  const sources = await db.prisma.source.findMany({
-    where: { enabled: true, kind: { in: ["feed", "page", "stream"] }, url: { not: null } },
-    include: { state: true },
-  });
+  const sources = await db.prisma.$queryRaw<FrontierRow[]>`
+    SELECT s.id, s.kind, s.url, s.allow_private AS "allowPrivate",
+           s.poll_interval_seconds AS "pollIntervalSeconds", s.backfill_url AS "backfillUrl",
+           s.observes, s.render, s.collectors
+    FROM sources s LEFT JOIN source_state st ON st.source_id = s.id
+    WHERE s.enabled AND s.kind IN ('feed', 'page', 'stream') AND s.url IS NOT NULL
+      AND st.disabled_reason IS NULL`;
   const wanted: Record<string, JobInput[]> = { [FETCH_QUEUE]: [], [STREAM_QUEUE]: [] };
   for (const s of sources) {
-    if (s.state?.disabledReason) continue;
     const ref = toSourceRef(s);
     if (!ref) continue;
     const queue = ref.kind === "stream" ? STREAM_QUEUE : FETCH_QUEUE;
@@ -54,21 +72,29 @@ export async function syncFrontier(
       });
     }
   }
-  wanted[FETCH_QUEUE] = spreadFirstPolls(
-    wanted[FETCH_QUEUE] ?? [],
-    await liveKeys(db, FETCH_QUEUE),
-    new Map(sources.map((s) => [s.id, s.pollIntervalSeconds])),
-  );
+  const intervals = new Map(sources.map((s) => [s.id, s.pollIntervalSeconds]));
   const keys: Record<string, string[]> = {};
   for (const [queue, jobs] of Object.entries(wanted)) {
-    await enqueue(db, queue, jobs);
     keys[queue] = jobs.map((j) => j.key as string);
+    const live = await liveJobs(db, queue);
+    const fresh = jobs.filter((j) => !live.has(j.key as string));
+    await enqueue(
+      db,
+      queue,
+      queue === FETCH_QUEUE ? spreadFirstPolls(fresh, new Set(), intervals) : fresh,
+    );
+    const want = new Set(keys[queue]);
     // Not a dead letter an admin requeued (requeues > 0): that run was asked for and audited, so
     // it happens (its handler ends it if the source is not wanted) instead of vanishing unrun.
-    await dropWaiting(
-      db,
-      Prisma.sql`queue = ${queue} AND requeues = 0 AND NOT (key = ANY(${keys[queue]}::text[]))`,
-    );
+    const unwanted = [...live]
+      .filter(([key, job]) => !want.has(key) && job.state === "ready" && job.requeues === 0)
+      .map(([key]) => key);
+    if (unwanted.length > 0) {
+      await dropWaiting(
+        db,
+        Prisma.sql`queue = ${queue} AND requeues = 0 AND key = ANY(${unwanted}::text[])`,
+      );
+    }
   }
   // The story queue also holds webhook events: only catch-up jobs of sources gone are deleted.
   const stories = await db.prisma.source.findMany({
@@ -152,10 +178,15 @@ export function spreadFirstPolls(
   return jobs.map((j) => (delays.has(j) ? { ...j, delaySeconds: delays.get(j) } : j));
 }
 
-async function liveKeys(db: Database, queue: string): Promise<Set<string>> {
-  const rows = await db.prisma.$queryRaw<{ key: string }[]>`
-    SELECT key FROM jobs WHERE queue = ${queue} AND key IS NOT NULL AND state IN ('ready', 'leased')`;
-  return new Set(rows.map((r) => r.key));
+/** The queue's live keyed jobs (ready or leased), by key. */
+async function liveJobs(
+  db: Database,
+  queue: string,
+): Promise<Map<string, { state: string; requeues: number }>> {
+  const rows = await db.prisma.$queryRaw<{ key: string; state: string; requeues: number }[]>`
+    SELECT key, state, requeues FROM jobs
+    WHERE queue = ${queue} AND key IS NOT NULL AND state IN ('ready', 'leased')`;
+  return new Map(rows.map((r) => [r.key, { state: r.state, requeues: r.requeues }]));
 }
 
 /** 32-bit FNV-1a: a stable, well-mixed order for keys, not a security hash. */
