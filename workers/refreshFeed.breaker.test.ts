@@ -262,3 +262,44 @@ describe("one verdict per poll, after the body is read", () => {
     expect((await refreshFeed(db, ref, "A", null, options)).code).toBe("breaker_open");
   });
 });
+
+describe("hot sources", () => {
+  it("a first poll's items do not make a source hot; news on a later poll does", async () => {
+    let items = 3;
+    const feed = () =>
+      `<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>${Array.from(
+        { length: items },
+        (_, i) => `<item><guid>h${i}</guid><title>Item ${i}</title></item>`,
+      ).join("")}</channel></rss>`;
+    const { id } = await feedSource((_req, res) => {
+      res.writeHead(200, { "content-type": "application/rss+xml" }).end(feed());
+    });
+    await syncFrontier(db);
+    const job = await db.prisma.job.findFirstOrThrow({
+      where: { queue: FETCH_QUEUE, sourceId: id },
+    });
+    const stage = fetchStage(db, (deliveries) => writeBatch(db, deliveries), {
+      fetch: workerOptions([]),
+    });
+    const poll = async (payload: Record<string, unknown>) => {
+      const outcome = await stage.handler(
+        { queue: FETCH_QUEUE, key: job.key, sourceId: id, payload } as unknown as ClaimedJob,
+        { signal: new AbortController().signal },
+      );
+      if (!outcome) throw new Error("the fetch stage ended the job");
+      return outcome.reschedule;
+    };
+    // The first sight of a feed: three items new to us, none of them news arriving.
+    const first = await poll(job.payload as Record<string, unknown>);
+    expect(first.priority).toBe(0);
+    expect(first.delaySeconds).toBeGreaterThan(250); // the 300 s interval, jittered
+    // Nothing new: still not hot.
+    const second = await poll(first.payload as Record<string, unknown>);
+    expect(second.priority).toBe(0);
+    // A new item: hot, polled 4× as often and claimed first.
+    items = 4;
+    const third = await poll(second.payload as Record<string, unknown>);
+    expect(third.priority).toBe(1);
+    expect(third.delaySeconds).toBeLessThan(90);
+  });
+});

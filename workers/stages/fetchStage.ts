@@ -59,8 +59,13 @@ export function fetchStage(
       );
       const ok = outcome.code === "ok" || outcome.code === "not_modified";
       const failures = ok ? 0 : (state.failures ?? 0) + 1;
+      // A first poll finds the whole document new: that is the feed's past, not news arriving.
+      // Counted as news, every source added at once turned hot (polled 4× as often and claimed
+      // first) and the ones polled first starved the rest: bench scale at 10,000 new sources
+      // polled 2,418 distinct sources in 330 s with 9,309 polls.
+      const arriving = state.polledBefore === true && outcome.changed > 0;
       const hotUntil =
-        outcome.changed > 0
+        arriving
           ? Date.now() + (options.hotForMs ?? 10 * 60_000)
           : (state.hotUntil ?? 0);
       const hot = Date.now() < hotUntil;
@@ -87,7 +92,13 @@ export function fetchStage(
           hotUntil: hotUntil > 0 ? new Date(hotUntil) : null,
         },
       });
-      const next: CollectorPayload = { ...state, bodyHash: outcome.bodyHash, failures, hotUntil };
+      const next: CollectorPayload = {
+        ...state,
+        bodyHash: outcome.bodyHash,
+        failures,
+        hotUntil,
+        polledBefore: state.polledBefore === true || ok,
+      };
       return {
         reschedule: {
           delaySeconds: seconds,

@@ -20,6 +20,8 @@ export type CollectorPayload = {
   failures?: number;
   /** Epoch ms until which the source is hot (polled 4× as often, claimed first). */
   hotUntil?: number;
+  /** A poll of this source and collector has ended before (its first finds everything new). */
+  polledBefore?: boolean;
 };
 
 /** What the frontier reads of a source: the fields a job's payload and spread depend on. */
