@@ -64,10 +64,9 @@ export function fetchStage(
       // first) and the ones polled first starved the rest: bench scale at 10,000 new sources
       // polled 2,418 distinct sources in 330 s with 9,309 polls.
       const arriving = state.polledBefore === true && outcome.changed > 0;
-      const hotUntil =
-        arriving
-          ? Date.now() + (options.hotForMs ?? 10 * 60_000)
-          : (state.hotUntil ?? 0);
+      const hotUntil = arriving
+        ? Date.now() + (options.hotForMs ?? 10 * 60_000)
+        : (state.hotUntil ?? 0);
       const hot = Date.now() < hotUntil;
       // A hub pushes this feed (workers/websub): polling is the safety net, 4× slower.
       const pushed = source.kind === "feed" && (await pushIsLive(db, source.id));
