@@ -490,9 +490,10 @@ async function measure(
       polls,
       pollsPerSecond: round(polls / windowSeconds, 1),
       neededPollsPerSecond: round(options.sources / options.intervalSeconds, 1),
+      // Interpolated within a bucket, a quantile can pass the largest wait seen: capped at it.
       lateness: {
-        p50Ms: roundOrNull(claimWaitQuantile(buckets, 0.5)),
-        p99Ms: roundOrNull(claimWaitQuantile(buckets, 0.99)),
+        p50Ms: roundOrNull(atMost(claimWaitQuantile(buckets, 0.5), claim?.wait_max)),
+        p99Ms: roundOrNull(atMost(claimWaitQuantile(buckets, 0.99), claim?.wait_max)),
         maxMs: claim?.wait_max ?? 0,
         meanMs:
           Number(claim?.claims ?? 0) > 0
@@ -552,6 +553,8 @@ function report(p: ScalePoint): void {
 }
 
 const round = (v: number, digits: number) => Math.round(v * 10 ** digits) / 10 ** digits;
+const atMost = (v: number | null, max: number | undefined) =>
+  v === null || max === undefined ? v : Math.min(v, max);
 const roundOrNull = (v: number | null) => (v === null ? null : Math.round(v));
 
 export async function run(args: string[]): Promise<void> {
