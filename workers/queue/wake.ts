@@ -1,5 +1,5 @@
 import { Prisma } from "@/lib/generated/prisma/client";
-import { JOBS_CHANNEL } from "./enqueue";
+import { JOBS_CHANNEL } from "./wakeQueues";
 
 /**
  * Wakes the workers of the queues a CTE of the statement made jobs due in (makeDueSql,

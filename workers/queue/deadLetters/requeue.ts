@@ -1,7 +1,7 @@
 import type { Database } from "@/lib/db";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { auditInsertSql } from "@/workers/admin/audit";
-import { JOBS_CHANNEL } from "../enqueue";
+import { JOBS_CHANNEL } from "../wakeQueues";
 import { AUDIT_ACTIONS, checkActor } from "./audit";
 import { deadLetterWhere } from "./filter";
 import { resolveSelection, type Selection, SelectionError } from "./selection";
