@@ -20,7 +20,9 @@ describe("bench scale options", () => {
       feedsPerHost: 100,
       seconds: 375,
       line: true,
+      settle: false,
     });
+    expect(scaleOptions(["--settle"]).settle).toBe(true);
     expect(scaleOptions(["--short"])).toMatchObject({
       sources: 2_000,
       workers: [1, 2],
@@ -87,7 +89,10 @@ describe.skipIf(!requireRealPostgres("bench scale (worker processes sharing one 
         "line",
         "simulator",
       ]);
-      for (const p of point.processes) expect(p.rssMb.max).toBeGreaterThan(0);
+      for (const p of point.processes) {
+        expect(p.rssMb.max).toBeGreaterThan(0);
+        expect(Number.isFinite(p.rssMb.drift)).toBe(true);
+      }
       // 1,000 feeds on 50 hosts: the busiest second any host saw, all processes together.
       expect(point.politeness.hosts).toBe(50);
       expect(point.politeness.busiestSecond).toBeGreaterThan(0);

@@ -3,7 +3,8 @@
  * processes, against the simulator's fleet of feeds on many loopback hosts.
  *
  *   npm run -s bench -- scale [--sources N] [--workers 1,2,4] [--interval S] [--seconds S]
- *                             [--feeds-per-host N] [--warmup S] [--line on|off] [--short] [--json]
+ *                             [--feeds-per-host N] [--warmup S] [--settle] [--line on|off]
+ *                             [--short] [--json]
  *
  * PostgreSQL only (DATABASE_URL). For each worker count, from scratch: the simulator in a child
  * process serving N feeds (`npm run simulator -- --sources N`: 100 feeds a host, 90 % quiet, 3 %
@@ -13,7 +14,10 @@
  * polling, the writer) and, unless `--line off`, one more running the line after the store
  * (`process`: dedup, embed, extract, index, the read model). Every feed's first poll brings its
  * whole document (20 items), so the line starts with N × 20 items to work through: its backlog
- * at the end says whether it caught up. After a warm-up the run is measured for `--seconds`:
+ * at the end says whether it caught up. `--settle` measures the steady state instead: after the
+ * warm-up it waits (up to two hours) until 99 % of the sources whose breaker is closed have been
+ * polled once, so the window sees polls of feeds already stored (mostly 304s). After the warm-up
+ * the run is measured for `--seconds`:
  *
  * - lateness of polls (due → claimed, the fetch queue's own histogram, queue_claim_stats) p50 /
  *   p99 / max, polls a second, and how many sources were polled in the window (a window of at
@@ -22,7 +26,8 @@
  *   the budget a host is promised across all processes (1 request/s, bursts of 5);
  * - CPU (share of a core) and RSS per worker process, the simulator's and PostgreSQL's (every
  *   postgres process on the machine: run it on a quiet machine), and polls per PostgreSQL
- *   CPU-second;
+ *   CPU-second; RSS drift, the median of the window's last quarter of samples minus that of its
+ *   first quarter (a long window: is a process's memory flat?);
  * - rows and bytes a day per table, extrapolated from the window (pg_stat_user_tables), and the
  *   line's backlog at the end (jobs ready per queue).
  *
@@ -55,6 +60,8 @@ export interface ScaleOptions {
   feedsPerHost: number;
   seconds: number;
   warmupSeconds: number;
+  /** After the warm-up, wait until 99 % of the sources were polled once: the steady state. */
+  settle: boolean;
   /** A process running the line after the store beside the collecting ones. */
   line: boolean;
 }
@@ -70,6 +77,7 @@ export function scaleOptions(args: string[]): ScaleOptions & { json: boolean } {
       seconds: { type: "string" },
       warmup: { type: "string" },
       line: { type: "string" },
+      settle: { type: "boolean", default: false },
       short: { type: "boolean", default: false },
       json: { type: "boolean", default: false },
     },
@@ -104,6 +112,7 @@ export function scaleOptions(args: string[]): ScaleOptions & { json: boolean } {
     // One interval and a quarter: every source whose breaker is closed comes due in it.
     seconds: whole("seconds", values.seconds, Math.ceil(intervalSeconds * 1.25), 10),
     warmupSeconds: whole("warmup", values.warmup, short ? 20 : 60, 0),
+    settle: values.settle === true,
     line: lineOption(values.line),
     json: values.json === true,
   };
@@ -300,11 +309,13 @@ export interface ProcessFigures {
   pid: number;
   /** Share of one core over the window (1 = a whole core). */
   cpu: number;
-  rssMb: { start: number; max: number; end: number };
+  rssMb: { start: number; max: number; end: number; drift: number };
 }
 
 export interface ScalePoint {
   sources: number;
+  /** Measured after every source's first poll (`--settle`), or from the start. */
+  steady: boolean;
   /** Collecting processes (WIREWATCH_WORKER_ROLE=collect). */
   workers: number;
   line: boolean;
@@ -382,6 +393,7 @@ async function measure(
     });
     log(`  polling; warming up for ${options.warmupSeconds} s`);
     await new Promise((r) => setTimeout(r, options.warmupSeconds * 1000));
+    if (options.settle) await settle(scratch);
 
     const [clock] = await scratch.db.prisma.$queryRaw<{ now: Date }[]>`SELECT now() AS now`;
     const windowStart = clock?.now ?? new Date();
@@ -448,6 +460,8 @@ async function measure(
       const last = s?.at(-1);
       if (!s || !first || !last) return [];
       const mb = (b: number) => Math.round(b / 1024 / 102.4) / 10;
+      const quarter = Math.max(1, Math.floor(s.length / 4));
+      const rss = s.map((x) => x.rssBytes);
       return [
         {
           role: c.role,
@@ -457,6 +471,7 @@ async function measure(
             start: mb(first.rssBytes),
             max: mb(Math.max(...s.map((x) => x.rssBytes))),
             end: mb(last.rssBytes),
+            drift: mb(median(rss.slice(-quarter)) - median(rss.slice(0, quarter))),
           },
         },
       ];
@@ -483,6 +498,7 @@ async function measure(
     const polls = polled?.polls ?? 0;
     const point: ScalePoint = {
       sources: options.sources,
+      steady: options.settle,
       workers,
       line: options.line,
       intervalSeconds: options.intervalSeconds,
@@ -533,6 +549,36 @@ async function measure(
   }
 }
 
+/** Waits until 99 % of the sources whose breaker is closed have been polled at least once. */
+async function settle(scratch: ScratchDatabase): Promise<void> {
+  const started = Date.now();
+  let lastLog = 0;
+  await waitFor("every source's first poll", 2 * 3_600_000, async () => {
+    const [row] = await scratch.db.prisma.$queryRaw<{ polled: number; closed: number }[]>`
+      SELECT (SELECT count(*)::int FROM source_state
+              WHERE last_polled_at IS NOT NULL AND breaker_state = 'closed') AS polled,
+             (SELECT count(*)::int FROM source_state WHERE breaker_state = 'closed') AS closed`;
+    const polled = row?.polled ?? 0;
+    const closed = row?.closed ?? 0;
+    if (Date.now() - lastLog > 60_000) {
+      lastLog = Date.now();
+      log(
+        `  settling: ${polled} of ${closed} polled once, ${Math.round((Date.now() - started) / 1000)} s`,
+      );
+    }
+    return closed > 0 && polled >= 0.99 * closed ? true : null;
+  });
+  log(`  settled after ${Math.round((Date.now() - started) / 1000)} s`);
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
 async function fetchJson<T>(url: string): Promise<T> {
   const res = await fetch(url, { signal: AbortSignal.timeout(30_000) });
   if (!res.ok) throw new Error(`GET ${url}: ${res.status}`);
@@ -548,7 +594,7 @@ function report(p: ScalePoint): void {
   );
   log(
     `  busiest host second ${p.politeness.busiestSecond} (budget ${p.politeness.budgetPerSecond}/s, burst ${p.politeness.burst}); ` +
-      `PostgreSQL ${p.postgres.cpu} cores; ${p.processes.map((x) => `${x.role} ${x.cpu} cores ${x.rssMb.max} MB`).join(", ")}`,
+      `PostgreSQL ${p.postgres.cpu} cores; ${p.processes.map((x) => `${x.role} ${x.cpu} cores ${x.rssMb.max} MB (drift ${x.rssMb.drift} MB)`).join(", ")}`,
   );
 }
 
