@@ -77,6 +77,19 @@ describe("buildOpml", () => {
     }
   });
 
+  it("drops characters XML 1.0 cannot hold, so one bad name cannot spoil the export", () => {
+    const xml = buildOpml([
+      { title: "Bell\u0007 and \uD800lone \uFFFE", xmlUrl: "https://e.example/rss?\u0001x" },
+      { title: "Emoji 📰 stays", xmlUrl: "https://f.example/rss" },
+    ]);
+    expect(xml).not.toMatch(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE]/);
+    expect(xml.isWellFormed()).toBe(true);
+    expect(parseOpml(xml).feeds.map((f) => [f.title, f.xmlUrl])).toEqual([
+      ["Bell and lone", "https://e.example/rss?x"],
+      ["Emoji 📰 stays", "https://f.example/rss"],
+    ]);
+  });
+
   it("an empty list is a valid, empty OPML document", () => {
     expect(parseOpml(buildOpml([]))).toMatchObject({ readable: true, feeds: [], problems: [] });
   });
