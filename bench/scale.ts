@@ -338,7 +338,8 @@ export interface ScalePoint {
     met: boolean;
   };
   processes: ProcessFigures[];
-  postgres: { cpu: number; pollsPerCpuSecond: number | null };
+  /** PostgreSQL's CPU, and whether autovacuum ran (a test server may have it off). */
+  postgres: { cpu: number; pollsPerCpuSecond: number | null; autovacuum: boolean };
   backlog: Record<string, number>;
   tables: TablePerDay[];
 }
@@ -358,6 +359,15 @@ async function measure(
   const scratch = await createScratchDatabase("ww_scale", serverUrl, { poolSize: 2 });
   const children: (Child & { role: string })[] = [];
   try {
+    const [vacuum] = await scratch.db.prisma.$queryRaw<{ on: boolean }[]>`
+      SELECT current_setting('autovacuum')::boolean AS on`;
+    const autovacuum = vacuum?.on ?? false;
+    if (!autovacuum) {
+      log(
+        "  warning: autovacuum is off on this server: the jobs table bloats and plans go stale, " +
+          "so the figures are not a production server's",
+      );
+    }
     const added = await addSources(scratch, sim.sourcesFile);
     log(`  ${added.toLocaleString("en")} sources added`);
     const emptyConfig = path.join(dir, "wirewatch.config.json");
@@ -536,6 +546,7 @@ async function measure(
       postgres: {
         cpu: round(pgCpuSeconds / windowSeconds, 3),
         pollsPerCpuSecond: pgCpuSeconds > 0 ? Math.round(polls / pgCpuSeconds) : null,
+        autovacuum,
       },
       backlog: Object.fromEntries(backlog.map((b) => [b.queue, b.n])),
       tables,

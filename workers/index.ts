@@ -99,6 +99,31 @@ export interface Workers {
  * write buffer, drained by the store stage (the writer). Any number of processes can run this
  * against one PostgreSQL: leases make each poll and each stream one worker's at a time.
  */
+/**
+ * The queue's table is rewritten all day (every claim, completion and reschedule leaves a dead
+ * row) and the line reads its pending work through the planner's statistics: without autovacuum
+ * the table bloats and the statistics go stale (docs/capacity.md). A server set up for tests may
+ * turn it off; a production one must not. Said once at start, never fatal.
+ */
+export async function warnIfAutovacuumOff(
+  db: Database,
+  log: Pick<ReturnType<typeof logger>, "warn" | "debug">,
+): Promise<void> {
+  if (db.kind !== "postgres") return;
+  try {
+    const [row] = await db.prisma.$queryRaw<{ on: boolean }[]>`
+      SELECT current_setting('autovacuum')::boolean AS on`;
+    if (row && !row.on) {
+      log.warn(
+        "PostgreSQL's autovacuum is off: the jobs table will bloat and query plans go stale; " +
+          "turn it on (autovacuum = on) for anything but a test server",
+      );
+    }
+  } catch (err) {
+    log.debug({ err }, "could not read the autovacuum setting");
+  }
+}
+
 export async function startWorkers(db: Database, options: WorkerOptions = {}): Promise<Workers> {
   const log = logger().child({ part: "workers" });
   registerMetrics(); // counters subscribe before the first event, not at the first scrape
@@ -190,6 +215,7 @@ export async function startWorkers(db: Database, options: WorkerOptions = {}): P
       }, options.sourcesRefreshMs ?? 30_000)
     : undefined;
   log.info({ worker: queue.id, role }, "workers started");
+  await warnIfAutovacuumOff(db, log);
 
   return {
     id: queue.id,
