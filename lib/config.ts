@@ -142,6 +142,12 @@ const schema = z.object({
    * so polling and processing scale apart (docs/capacity.md).
    */
   WIREWATCH_WORKER_ROLE: z.enum(["all", "collect", "process"]).default("all"),
+  /**
+   * Polls one process runs at once. A poll mostly waits (on the network, on a host's budget, on
+   * the writer), so a process polling thousands of sources needs more than the default
+   * (docs/capacity.md).
+   */
+  WIREWATCH_FETCH_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(8),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   /**
    * The admin's password for the dashboard's actions (requeue, repair, pause…). Unset: on the

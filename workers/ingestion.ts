@@ -101,6 +101,7 @@ export async function startIngestion(db: Database): Promise<Ingestion> {
   try {
     workers = await startWorkers(db, {
       role: settings.WIREWATCH_WORKER_ROLE,
+      fetchConcurrency: settings.WIREWATCH_FETCH_CONCURRENCY,
       meaning: meaning?.options,
       extract: extraction?.options,
       readModel: {
