@@ -21,6 +21,7 @@ describe("bench scale options", () => {
       seconds: 375,
       line: true,
       settle: false,
+      concurrency: 64,
     });
     expect(scaleOptions(["--settle"]).settle).toBe(true);
     expect(scaleOptions(["--short"])).toMatchObject({
@@ -30,6 +31,8 @@ describe("bench scale options", () => {
       feedsPerHost: 20,
       seconds: 75,
     });
+    expect(scaleOptions(["--concurrency", "128"]).concurrency).toBe(128);
+    expect(() => scaleOptions(["--concurrency", "0"])).toThrow(/--concurrency/);
     expect(() => scaleOptions(["--workers", "0"])).toThrow(/--workers/);
     expect(() => scaleOptions(["--line", "maybe"])).toThrow(/--line is on or off/);
     expect(() => scaleOptions(["--sources", "1e3x"])).toThrow(/--sources/);

@@ -4,14 +4,15 @@
  *
  *   npm run -s bench -- scale [--sources N] [--workers 1,2,4] [--interval S] [--seconds S]
  *                             [--feeds-per-host N] [--warmup S] [--settle] [--line on|off]
- *                             [--short] [--json]
+ *                             [--concurrency N] [--short] [--json]
  *
  * PostgreSQL only (DATABASE_URL). For each worker count, from scratch: the simulator in a child
  * process serving N feeds (`npm run simulator -- --sources N`: 100 feeds a host, 90 % quiet, 3 %
  * hot, 2 % slow, 2 % failing, 1 % large, 30 % of new items republished across outlets), a fresh
  * migrated database with the N feeds added as dashboard sources (one statement, as an OPML import
  * adds them), then W × `npm run workers` collecting (WIREWATCH_WORKER_ROLE=collect: the frontier,
- * polling, the writer) and, unless `--line off`, one more running the line after the store
+ * polling, the writer; `--concurrency` polls at once each, WIREWATCH_FETCH_CONCURRENCY, default 64)
+ * and, unless `--line off`, one more running the line after the store
  * (`process`: dedup, embed, extract, index, the read model). Every feed's first poll brings its
  * whole document (20 items), so the line starts with N × 20 items to work through: its backlog
  * at the end says whether it caught up. `--settle` measures the steady state instead: after the
@@ -64,6 +65,8 @@ export interface ScaleOptions {
   settle: boolean;
   /** A process running the line after the store beside the collecting ones. */
   line: boolean;
+  /** Polls each collecting process runs at once (WIREWATCH_FETCH_CONCURRENCY). */
+  concurrency: number;
 }
 
 export function scaleOptions(args: string[]): ScaleOptions & { json: boolean } {
@@ -78,6 +81,7 @@ export function scaleOptions(args: string[]): ScaleOptions & { json: boolean } {
       warmup: { type: "string" },
       line: { type: "string" },
       settle: { type: "boolean", default: false },
+      concurrency: { type: "string" },
       short: { type: "boolean", default: false },
       json: { type: "boolean", default: false },
     },
@@ -113,6 +117,9 @@ export function scaleOptions(args: string[]): ScaleOptions & { json: boolean } {
     seconds: whole("seconds", values.seconds, Math.ceil(intervalSeconds * 1.25), 10),
     warmupSeconds: whole("warmup", values.warmup, short ? 20 : 60, 0),
     settle: values.settle === true,
+    // A poll mostly waits (network, a host's budget, the writer): the product's default of 8 a
+    // process held four processes to 17 polls/s at 10,000 sources, 32 to 35 (docs/capacity.md).
+    concurrency: whole("concurrency", values.concurrency, short ? 16 : 64, 1),
     line: lineOption(values.line),
     json: values.json === true,
   };
@@ -318,6 +325,8 @@ export interface ScalePoint {
   steady: boolean;
   /** Collecting processes (WIREWATCH_WORKER_ROLE=collect). */
   workers: number;
+  /** Polls each of them runs at once. */
+  concurrency: number;
   line: boolean;
   intervalSeconds: number;
   windowSeconds: number;
@@ -351,7 +360,8 @@ async function measure(
   serverUrl: string,
 ): Promise<ScalePoint> {
   log(
-    `\n${options.sources.toLocaleString("en")} sources, ${workers} collecting process(es)` +
+    `\n${options.sources.toLocaleString("en")} sources, ${workers} collecting process(es) ` +
+      `polling ${options.concurrency} at once` +
       (options.line ? " and one for the line" : ", no line"),
   );
   const sim = await startFleetSimulator(options, dir);
@@ -382,7 +392,11 @@ async function measure(
     };
     for (let w = 0; w < workers; w++) {
       const role = `worker ${w + 1}`;
-      const collect = { ...env, WIREWATCH_WORKER_ROLE: "collect" };
+      const collect = {
+        ...env,
+        WIREWATCH_WORKER_ROLE: "collect",
+        WIREWATCH_FETCH_CONCURRENCY: String(options.concurrency),
+      };
       children.push({ ...start(["workers/main.ts"], collect, role), role });
     }
     if (options.line) {
@@ -509,6 +523,7 @@ async function measure(
     const point: ScalePoint = {
       sources: options.sources,
       steady: options.settle,
+      concurrency: options.concurrency,
       workers,
       line: options.line,
       intervalSeconds: options.intervalSeconds,

@@ -34,6 +34,7 @@ const oneLine = (s: string) => s.replace(/\s+/g, " ").trim();
  * tests come first: most names need neither change.
  */
 const NOT_XML =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters XML 1.0 forbids, matched to drop them
   /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const SPECIAL = /[&<>"']/;
 function xmlText(s: string): string {
