@@ -93,13 +93,6 @@ export interface Workers {
 }
 
 /**
- * Ingestion on the queues: the frontier (one `fetch` job per feed/page source and collector, one
- * `stream` job per stream source and collector) kept in step with the sources table, and this
- * process's worker claiming from both. Fetch and stream hand their deliveries to one bounded
- * write buffer, drained by the store stage (the writer). Any number of processes can run this
- * against one PostgreSQL: leases make each poll and each stream one worker's at a time.
- */
-/**
  * The queue's table is rewritten all day (every claim, completion and reschedule leaves a dead
  * row) and the line reads its pending work through the planner's statistics: without autovacuum
  * the table bloats and the statistics go stale (docs/capacity.md). A server set up for tests may
@@ -124,6 +117,13 @@ export async function warnIfAutovacuumOff(
   }
 }
 
+/**
+ * Ingestion on the queues: the frontier (one `fetch` job per feed/page source and collector, one
+ * `stream` job per stream source and collector) kept in step with the sources table, and this
+ * process's worker claiming from both. Fetch and stream hand their deliveries to one bounded
+ * write buffer, drained by the store stage (the writer). Any number of processes can run this
+ * against one PostgreSQL: leases make each poll and each stream one worker's at a time.
+ */
 export async function startWorkers(db: Database, options: WorkerOptions = {}): Promise<Workers> {
   const log = logger().child({ part: "workers" });
   registerMetrics(); // counters subscribe before the first event, not at the first scrape
